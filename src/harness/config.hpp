@@ -1,0 +1,66 @@
+// Sweep configuration: one schema, written in YAML or JSON. Loaded and fully validated before
+// anything touches the GPU; a mistake is one ConfigError naming file, line, column and key.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "roofline/problem.hpp"
+
+namespace smr {
+
+struct ConfigError : std::runtime_error {
+  std::string file;
+  int line = 0;    // 1-based; 0 when unknown
+  int column = 0;  // 1-based; 0 when unknown
+  std::string key; // dotted path, e.g. "sweep.N.from"; empty when the error is not about a key
+  // what() is the full one-line message: "FILE:LINE:COL: KEY: MESSAGE"
+  ConfigError(std::string file, int line, int column, std::string key, const std::string& message);
+};
+
+struct TimingPolicy {
+  int warmup = 3;              // untimed launches before measuring
+  int min_repetitions = 20;    // timed samples at least
+  double min_time_s = 0.05;    // and at least this much timed time
+  bool flush_l2 = true;        // evict L2 before every timed launch
+};
+
+struct CounterPolicy {
+  bool enabled = true;
+  std::vector<std::string> metrics;  // empty: the default metric set (issue 5)
+};
+
+struct SweepConfig {
+  std::string source;                // file path, or "<embedded default>"
+  std::string name;                  // the config's `name`
+  std::string description;
+  std::vector<std::string> kernels;  // registry names, `all` already expanded, in run order
+  std::vector<DType> dtypes;
+  std::vector<Problem> problems;     // every (M, N, strides) of the sweep for each dtype, expanded
+  std::int64_t row_pad = 0;          // extra elements per row: ld = N + row_pad
+  TimingPolicy timing;
+  CounterPolicy counters;
+  double tolerance = 1e-5;           // max relative error per row against the fp64 reference
+  std::uint64_t seed = 2026;
+  std::string output_dir = "runs";   // parent of the run directories
+  nlohmann::json normalized;         // the config as understood, for results.json's `config`
+};
+
+// Memory the loader assumes for the "buffers cannot fit" check when no device is asked: the
+// H200's 141 GB. The sweep re-checks against the real card and records a skip.
+inline constexpr std::int64_t kAssumedDeviceBytes = 141'000'000'000;
+
+// Format by extension (.yaml/.yml or .json). Throws ConfigError.
+SweepConfig load_config_file(const std::filesystem::path& path);
+// `source` names the text in messages. `json` chooses the parser; YAML otherwise.
+SweepConfig load_config_text(const std::string& text, const std::string& source, bool json);
+// The default sweep (configs/default.yaml, embedded at build time).
+SweepConfig default_config();
+const std::string& default_config_text();
+
+}  // namespace smr

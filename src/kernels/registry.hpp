@@ -1,0 +1,76 @@
+// The kernel registry: every softmax design the lab teaches, the production `softmax`, the library
+// peers run in-process (cuDNN) and the ceiling kernels, each behind one entry. The harness, the
+// tests and `softmax-bench list` all go through here; nothing dispatches on kernel numbers.
+//
+// Host-only header: the entries' metadata is usable on a machine without a GPU.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+#include "roofline/model.hpp"
+#include "roofline/problem.hpp"
+
+namespace smr {
+
+enum class Role {
+  lab,         // the designs the lab teaches: unfused, fused, online
+  production,  // `softmax`: picks the best kernel for the shape
+  library,     // peers called in-process (cuDNN)
+  ceiling,     // copy and FMA kernels the roofline is drawn against
+};
+std::string_view to_string(Role r);
+
+// What the device offers; preconditions are checked against it (the default is the H200, so a
+// machine without a GPU can still tell which shapes a kernel takes).
+struct DeviceLimits {
+  int sm_count = 132;
+  std::size_t shared_bytes_per_block = 232448;  // with the opt-in attribute
+  std::size_t l2_bytes = 62914560;
+  std::size_t global_bytes = 150'000'000'000;
+};
+
+// One launch. x and y are device pointers of p.dtype; workspace has workspace_bytes(p) bytes.
+struct Launch {
+  const void* x = nullptr;
+  void* y = nullptr;
+  Problem p;
+  void* workspace = nullptr;
+  cudaStream_t stream = nullptr;
+};
+
+struct KernelInfo {
+  std::string name;         // registry name used in configs and on the command line
+  std::string description;  // one line, for `softmax-bench list`
+  Role role = Role::lab;
+  TrafficModel traffic = TrafficModel::fused;
+  std::vector<DType> dtypes{DType::f32};
+  // Why this kernel cannot run `p` on a device with these limits; nullopt when it can.
+  // (Example: "N = 65536 exceeds the fused kernel's one-tile cap of 32768".)
+  std::optional<std::string> (*unsupported)(const Problem& p, const DeviceLimits& d) = nullptr;
+  std::size_t (*workspace_bytes)(const Problem& p) = nullptr;  // nullptr: none
+  // Enqueues the kernel(s) on l.stream. Throws smr::CudaError when a launch fails.
+  void (*launch)(const Launch& l) = nullptr;
+  // Rows resident on the card at once, for the online model's L2 test; nullptr: one per SM.
+  std::int64_t (*rows_in_flight)(const Problem& p, const DeviceLimits& d) = nullptr;
+  // Ceiling kernels are not softmax: verification compares y with x (copy) or skips (compute).
+  bool is_softmax() const { return role != Role::ceiling; }
+};
+
+// All entries, in the order `list` prints them.
+std::span<const KernelInfo> kernels();
+const KernelInfo* find_kernel(std::string_view name);
+// Names `all` in a config expands to: the lab kernels, the production kernel and the library peers.
+std::vector<std::string> default_kernel_names();
+
+// Whether this kernel can run p; combines the dtype list and `unsupported`.
+std::optional<std::string> why_unsupported(const KernelInfo& k, const Problem& p,
+                                           const DeviceLimits& d);
+
+}  // namespace smr

@@ -1,0 +1,78 @@
+// results.json: one versioned document per run. Everything downstream (report, plots, claims,
+// scripts/table) reads this, never printed text. docs/results-schema.md documents every field.
+// Rule: a value not measured is absent (std::nullopt -> key left out), never 0.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "roofline/model.hpp"
+#include "roofline/problem.hpp"
+
+namespace smr {
+
+inline constexpr const char* kResultsSchema = "softmax-roofline/results";
+inline constexpr int kResultsSchemaVersion = 1;
+
+struct TimeStats {         // seconds, over `samples` timed launches
+  double median_s = 0, min_s = 0, max_s = 0, mean_s = 0, stddev_s = 0;
+  double cv = 0;           // stddev / mean
+  int samples = 0;
+  int launches_per_sample = 1;  // >1 when short launches are batched between one event pair
+  bool l2_flushed = true;
+};
+
+struct VerifyResult {
+  bool passed = false;
+  double max_rel_err = 0;     // worst row's maximum relative error against the fp64 reference
+  double rel_l2_err = 0;      // ||out - ref|| / ||ref|| over the checked rows
+  double tolerance = 0;
+  std::int64_t rows_checked = 0;
+  std::string detail;         // first failure, in words; empty when passed
+};
+
+struct Record {
+  std::string kernel;
+  DType dtype = DType::f32;
+  std::int64_t M = 0, N = 0, ld_x = 0, ld_y = 0;
+  std::string status = "ok";  // "ok", "skipped", "failed"
+  std::string reason;         // why skipped/failed; empty for ok
+  ModelPoint model;
+  std::optional<VerifyResult> verify;
+  std::optional<TimeStats> time;
+  std::optional<double> effective_GBps;  // 2 x elements x dtype bytes / median time
+  std::optional<double> pct_of_copy;     // effective_GBps / ceilings.dram_GBps x 100
+  std::optional<double> model_GBps;      // model.dram_bytes / median time: what the model implies
+  nlohmann::json counters;               // null when not measured (issue 5)
+  nlohmann::json extra;                  // null or object: anything kernel- or peer-specific
+
+  Problem problem() const { return Problem{M, N, ld_x, ld_y, dtype}; }
+  std::string key() const;  // "kernel/dtype/M/N/ld_x/ld_y": identifies a record for --resume
+};
+
+struct RunResults {
+  std::string tool_version;           // softmax-bench --version
+  std::string created;                // ISO 8601 UTC
+  std::string command;                // the command line that produced the run
+  nlohmann::json config;              // SweepConfig::normalized
+  nlohmann::json device;              // name, sm, SMs, L2, memory, clocks, driver; null without GPU
+  Ceilings ceilings;
+  std::vector<Record> records;
+  nlohmann::json claims;              // null until evaluated (issue 5)
+  bool complete = false;              // false while the sweep is still running or was interrupted
+};
+
+nlohmann::json to_json(const RunResults& r);
+RunResults results_from_json(const nlohmann::json& j);  // throws std::runtime_error on bad schema
+RunResults read_results(const std::filesystem::path& file);
+// Atomic: writes FILE.tmp, fsyncs, renames over FILE. Never leaves a half-written results.json.
+void write_results(const std::filesystem::path& file, const RunResults& r);
+// Same atomic write for any text file (reports, specs).
+void write_file_atomic(const std::filesystem::path& file, const std::string& content);
+
+}  // namespace smr
