@@ -1,1 +1,392 @@
-// placeholder: being written
+// report.md and the run directory's other outputs.
+//
+// report.md is plain GitHub-flavoured Markdown, readable in a terminal: the claims and their
+// verdicts first, then the device and ceilings, the plots, one table per kernel, the records that
+// did not run, and the config that produced the run. report.html is the same Markdown rendered by
+// web/render.mjs, with each plot's image replaced by the interactive chart.
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "roofline/report.hpp"
+
+extern char** environ;
+
+namespace smr {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kMissing = "—";  // a value that was not measured
+constexpr double kMB = 1e6;
+constexpr double kMiB = 1024.0 * 1024.0;
+
+const std::pair<const char*, const char*> kPlotTitles[] = {
+    {"roofline", "Hierarchical roofline"},
+    {"bandwidth", "Effective bandwidth against N"},
+    {"traffic_ratio", "Unfused / fused DRAM traffic against problem size"},
+    {"time", "Time against N"},
+};
+
+// Text for a table cell: one line, no pipes, no HTML.
+std::string cell(std::string s) {
+  std::string out;
+  for (char ch : s) {
+    if (ch == '|') out += "\\|";
+    else if (ch == '\n' || ch == '\r') out += ' ';
+    else if (ch == '<') out += "&lt;";
+    else out += ch;
+  }
+  return out;
+}
+
+std::string opt(std::optional<double> v, const char* format) {
+  return v ? fmt::format(fmt::runtime(format), *v) : std::string(kMissing);
+}
+
+std::string table_row(const std::vector<std::string>& cells) {
+  std::string s = "|";
+  for (const auto& c : cells) s += " " + c + " |";
+  return s + "\n";
+}
+
+// A header row and its separator; `right` marks the numeric columns.
+std::string table_head(const std::vector<std::string>& names, const std::vector<bool>& right) {
+  std::string s = table_row(names) + "|";
+  for (std::size_t i = 0; i < names.size(); ++i) s += (i < right.size() && right[i]) ? "---:|" : "---|";
+  return s + "\n";
+}
+
+// A JSON value as it reads in a table: integers exact, other numbers to 4 significant digits.
+std::string json_cell(const json& v) {
+  if (v.is_null()) return kMissing;
+  if (v.is_string()) return cell(v.get<std::string>());
+  if (v.is_boolean()) return v.get<bool>() ? "yes" : "no";
+  if (v.is_number_integer() || v.is_number_unsigned()) return v.dump();
+  if (v.is_number_float()) return fmt::format("{:.4g}", v.get<double>());
+  return cell(v.dump());
+}
+
+std::string string_at(const json& obj, const char* key, const std::string& fallback = "") {
+  if (obj.is_object() && obj.contains(key) && obj[key].is_string()) return obj[key].get<std::string>();
+  return fallback;
+}
+
+std::string verdict_cell(const std::string& v) { return v.empty() ? kMissing : "**" + cell(v) + "**"; }
+
+// ---- sections ---------------------------------------------------------------------------------
+
+void write_claims(std::ostringstream& md, const RunResults& run) {
+  md << "## Claims\n\n";
+  if (!run.claims.is_array() || run.claims.empty()) {
+    md << "Not evaluated for this run: the claims need the counters' measurements (see "
+          "docs/results-schema.md, `claims`).\n\n";
+    return;
+  }
+  md << table_head({"claim", "verdict", "the numbers behind it"}, {});
+  for (const auto& c : run.claims)
+    md << table_row({cell(string_at(c, "title", string_at(c, "id", "?"))),
+                     verdict_cell(string_at(c, "verdict")), cell(string_at(c, "summary"))});
+  md << "\nEach claim's test and its numbers per shape: [Claims in detail](#claims-in-detail).\n\n";
+}
+
+void write_claim_details(std::ostringstream& md, const RunResults& run) {
+  if (!run.claims.is_array() || run.claims.empty()) return;
+  md << "## Claims in detail\n\n";
+  for (const auto& c : run.claims) {
+    md << "### " << cell(string_at(c, "title", string_at(c, "id", "?"))) << ": "
+       << string_at(c, "verdict", "no verdict") << "\n\n";
+    if (auto s = string_at(c, "statement"); !s.empty()) md << "Claim: " << cell(s) << "  \n";
+    if (auto s = string_at(c, "criterion"); !s.empty()) md << "Test: " << cell(s) << "  \n";
+    if (auto s = string_at(c, "summary"); !s.empty()) md << "Result: " << cell(s) << "\n";
+    md << "\n";
+    if (auto s = string_at(c, "explanation"); !s.empty()) md << cell(s) << "\n\n";
+    const json& rows = c.contains("rows") ? c["rows"] : json();
+    if (!rows.is_array() || rows.empty()) continue;
+    std::vector<std::string> columns;
+    if (c.contains("columns") && c["columns"].is_array())
+      for (const auto& col : c["columns"])
+        if (col.is_string() && col.get<std::string>() != "verdict") columns.push_back(col.get<std::string>());
+    if (columns.empty())  // no display order given: the keys of the first row
+      for (const auto& [k, v] : rows.front().items())
+        if (k != "verdict") columns.push_back(k);
+    std::vector<std::string> head = columns;
+    head.push_back("verdict");
+    std::vector<bool> numeric;  // right-aligned: the columns whose first value is a number
+    for (const auto& col : columns) numeric.push_back(rows.front().contains(col) && rows.front()[col].is_number());
+    md << table_head(head, numeric);
+    for (const auto& row : rows) {
+      std::vector<std::string> cells;
+      for (const auto& col : columns) cells.push_back(row.contains(col) ? json_cell(row[col]) : kMissing);
+      cells.push_back(verdict_cell(string_at(row, "verdict")));
+      md << table_row(cells);
+    }
+    md << "\n";
+  }
+}
+
+void flatten(const json& j, const std::string& prefix, std::vector<std::pair<std::string, std::string>>& out) {
+  if (j.is_object()) {
+    for (const auto& [k, v] : j.items()) flatten(v, prefix.empty() ? k : prefix + "." + k, out);
+  } else {
+    out.emplace_back(prefix, json_cell(j));
+  }
+}
+
+void write_device(std::ostringstream& md, const RunResults& run) {
+  md << "## Device and ceilings\n\n";
+  if (run.device.is_object() && !run.device.empty()) {
+    std::vector<std::pair<std::string, std::string>> rows;
+    flatten(run.device, "", rows);
+    md << table_head({"device", "value"}, {false, true});
+    for (const auto& [k, v] : rows) md << table_row({cell(k), v});
+    md << "\n";
+  } else {
+    md << "No device recorded (the run did not use a GPU).\n\n";
+  }
+  const Ceilings& c = run.ceilings;
+  auto known = [](double v) { return v > 0 ? std::optional<double>(v) : std::nullopt; };
+  md << "Ceilings: " << cell(c.source) << " values for " << cell(c.device) << ".\n\n";
+  md << table_head({"ceiling", "value", "unit"}, {false, true, false});
+  md << table_row({"DRAM copy bandwidth (bytes read + written)", opt(known(c.dram_GBps), "{:.1f}"), "GB/s"});
+  md << table_row({"DRAM peak from memory clock x bus width", opt(known(c.peak_dram_GBps), "{:.1f}"), "GB/s"});
+  md << table_row({"L2 bandwidth", opt(known(c.l2_GBps), "{:.1f}"), "GB/s"});
+  md << table_row({"FP32 FMA throughput (FMA = 2 FLOP)", opt(known(c.fp32_GFLOPs), "{:.1f}"), "GFLOP/s"});
+  md << table_row({"L2 size", opt(known(static_cast<double>(c.l2_bytes) / kMiB), "{:.1f}"), "MiB"});
+  md << table_row({"SMs", c.sm_count > 0 ? std::to_string(c.sm_count) : kMissing, ""});
+  md << "\n";
+}
+
+void write_plots(std::ostringstream& md, const std::vector<std::pair<std::string, json>>& specs) {
+  md << "## Plots\n\n";
+  md << "Vega-Lite specs with the data inlined: ";
+  for (std::size_t i = 0; i < specs.size(); ++i)
+    md << (i ? ", " : "") << "`" << specs[i].first << ".vl.json`";
+  md << ". The SVGs and report.html are made from them by `scripts/render-report DIR`.\n\n";
+  for (const auto& [stem, spec] : specs) {
+    std::string title = stem;
+    for (const auto& [s, t] : kPlotTitles)
+      if (stem == s) title = t;
+    md << "![" << title << "](" << stem << ".svg)\n\n";
+  }
+}
+
+struct KernelGroup {
+  std::string kernel;
+  DType dtype;
+  std::vector<const Record*> records;
+};
+
+void write_kernel_tables(std::ostringstream& md, const RunResults& run) {
+  md << "## Results per kernel\n\n";
+  std::vector<KernelGroup> groups;  // in run order
+  for (const auto& r : run.records) {
+    if (r.status != "ok") continue;
+    auto it = std::find_if(groups.begin(), groups.end(),
+                           [&](const KernelGroup& g) { return g.kernel == r.kernel && g.dtype == r.dtype; });
+    if (it == groups.end()) it = groups.insert(groups.end(), KernelGroup{r.kernel, r.dtype, {}});
+    it->records.push_back(&r);
+  }
+  if (groups.empty()) {
+    md << "No record ran successfully.\n\n";
+    return;
+  }
+  md << "Time: median of the timed samples (µs); spread: min to max, and the coefficient of "
+        "variation. GB/s: effective bandwidth, 2 x elements x dtype bytes / median time. DRAM: MB "
+        "(1e6 bytes) read + written, measured by the counters and predicted by the model. "
+     << kMissing << ": not measured.\n\n";
+  for (auto& g : groups) {
+    std::stable_sort(g.records.begin(), g.records.end(), [](const Record* a, const Record* b) {
+      return a->N != b->N ? a->N < b->N : a->M < b->M;
+    });
+    md << "### " << cell(g.kernel) << " (" << to_string(g.dtype) << ")\n\n";
+    md << table_head({"N", "M", "median time (µs)", "spread (µs)", "CV", "GB/s", "% of copy",
+                      "DRAM MB measured", "DRAM MB model", "measured / model", "verify max rel err"},
+                     std::vector<bool>(11, true));
+    for (const Record* r : g.records) {
+      const auto t = median_time_s(*r);
+      std::string spread = kMissing, cv = kMissing;
+      if (r->time && r->time->min_s > 0 && r->time->max_s > 0)
+        spread = fmt::format("{:.4g} – {:.4g}", r->time->min_s * 1e6, r->time->max_s * 1e6);
+      if (r->time && r->time->cv > 0) cv = fmt::format("{:.2f}%", r->time->cv * 100);
+      const auto measured = measured_traffic(*r).dram_bytes;
+      std::optional<double> model;
+      if (r->model.dram_bytes > 0) model = r->model.dram_bytes;
+      std::optional<double> ratio;
+      if (measured && model) ratio = *measured / *model;
+      std::string verify = kMissing;
+      if (r->verify)
+        verify = fmt::format("{:.2e}{}", r->verify->max_rel_err, r->verify->passed ? "" : " FAILED");
+      md << table_row({std::to_string(r->N), std::to_string(r->M),
+                       opt(t ? std::optional<double>(*t * 1e6) : std::nullopt, "{:.4g}"), spread, cv,
+                       opt(r->effective_GBps, "{:.1f}"), opt(r->pct_of_copy, "{:.1f}"),
+                       opt(measured ? std::optional<double>(*measured / kMB) : std::nullopt, "{:.1f}"),
+                       opt(model ? std::optional<double>(*model / kMB) : std::nullopt, "{:.1f}"),
+                       opt(ratio, "{:.3f}"),
+                       verify});
+    }
+    md << "\n";
+  }
+}
+
+void write_not_run(std::ostringstream& md, const RunResults& run) {
+  md << "## Skipped and failed\n\n";
+  std::vector<const Record*> rows;
+  for (const auto& r : run.records)
+    if (r.status != "ok") rows.push_back(&r);
+  if (rows.empty()) {
+    md << "None: every record ran.\n\n";
+    return;
+  }
+  md << table_head({"kernel", "dtype", "M", "N", "status", "reason"}, {false, false, true, true, false, false});
+  for (const Record* r : rows)
+    md << table_row({cell(r->kernel), std::string(to_string(r->dtype)), std::to_string(r->M),
+                     std::to_string(r->N), cell(r->status), r->reason.empty() ? kMissing : cell(r->reason)});
+  md << "\n";
+}
+
+void write_config(std::ostringstream& md, const RunResults& run) {
+  md << "## Run configuration\n\n";
+  if (run.config.is_null()) {
+    md << "Not recorded.\n\n";
+    return;
+  }
+  const std::string text = run.config.dump(2);
+  std::string fence = "```";  // longer than any run of backticks inside
+  while (text.find(fence) != std::string::npos) fence += '`';
+  md << fence << "json\n" << text << "\n" << fence << "\n";
+}
+
+// ---- rendering --------------------------------------------------------------------------------
+
+std::filesystem::path web_dir() {
+  if (const char* env = std::getenv("SMR_WEB_DIR"); env && *env) return env;
+#ifdef SMR_WEB_DIR_DEFAULT
+  return SMR_WEB_DIR_DEFAULT;
+#else
+  return {};
+#endif
+}
+
+std::optional<std::filesystem::path> find_on_path(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  if (!path) return std::nullopt;
+  std::stringstream dirs(path);
+  for (std::string d; std::getline(dirs, d, ':');) {
+    if (d.empty()) continue;
+    std::filesystem::path p = std::filesystem::path(d) / name;
+    if (::access(p.c_str(), X_OK) == 0) return p;
+  }
+  return std::nullopt;
+}
+
+// Runs argv, waits, returns its exit status (-1 when it could not be started).
+int run_process(const std::vector<std::string>& args) {
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  if (posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ) != 0) return -1;
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+}  // namespace
+
+std::string make_report_markdown(const RunResults& run) {
+  std::ostringstream md;
+  const std::string name = string_at(run.config, "name", "unnamed config");
+  md << "# softmax-roofline report: " << cell(name) << "\n\n";
+  std::size_t ok = 0, skipped = 0, failed = 0, counted = 0;
+  for (const auto& r : run.records) {
+    ok += r.status == "ok";
+    skipped += r.status == "skipped";
+    failed += r.status == "failed";
+    counted += r.status == "ok" && measured_traffic(r).dram_bytes.has_value();
+  }
+  md << "Run " << (run.created.empty() ? kMissing : cell(run.created)) << " with softmax-bench "
+     << (run.tool_version.empty() ? kMissing : cell(run.tool_version));
+  if (!run.command.empty()) md << ": `" << run.command << "`";
+  md << ".  \n";
+  md << fmt::format("{} records: {} ok, {} skipped, {} failed; counters measured for {} of the {} ok.",
+                    run.records.size(), ok, skipped, failed, counted, ok)
+     << "\n\n";
+  if (!run.complete)
+    md << "> **Partial run**: the sweep had not finished when these results were written "
+          "(interrupted, or still running). Every table shows only what was measured.\n\n";
+  std::set<std::string> counter_reasons;
+  for (const auto& r : run.records)
+    if (r.counters_reason && !r.counters_reason->empty()) counter_reasons.insert(*r.counters_reason);
+  for (const auto& why : counter_reasons) md << "> Counters: " << cell(why) << "\n\n";
+
+  write_claims(md, run);
+  write_device(md, run);
+  write_plots(md, make_plot_specs(run));
+  write_claim_details(md, run);
+  write_kernel_tables(md, run);
+  write_not_run(md, run);
+  write_config(md, run);
+  return md.str();
+}
+
+ReportOutcome write_report(const RunResults& run, const std::filesystem::path& dir) {
+  ReportOutcome out;
+  std::filesystem::create_directories(dir);
+  const auto specs = make_plot_specs(run);
+  for (const auto& [stem, spec] : specs) {
+    const auto file = dir / (stem + ".vl.json");
+    write_file_atomic(file, spec.dump(2) + "\n");
+    out.written.push_back(file);
+  }
+  const auto md = dir / "report.md";
+  write_file_atomic(md, make_report_markdown(run));
+  out.written.push_back(md);
+
+  const std::string command = "scripts/render-report " + dir.string();  // from the source tree's root
+  const auto web = web_dir();
+  const auto node = find_on_path("node");
+  std::string missing;
+  if (!node) missing = "Node.js (node) is not on PATH";
+  else if (web.empty() || !std::filesystem::exists(web / "render.mjs"))
+    missing = "web/render.mjs was not found (set SMR_WEB_DIR to the project's web/ folder)";
+  else
+    for (const char* package : {"vega", "vega-lite", "vega-embed", "marked"})
+      if (missing.empty() && !std::filesystem::exists(web / "node_modules" / package))
+        missing = fmt::format("the web packages are not installed ({} is missing)",
+                              (web / "node_modules" / package).string());
+  if (!missing.empty()) {
+    out.render_hint = fmt::format("report.html and SVGs not rendered: {}; render them with: {}", missing, command);
+    return out;
+  }
+
+  const int rc = run_process({node->string(), (web / "render.mjs").string(), dir.string()});
+  if (rc != 0) {
+    out.render_hint = fmt::format("report.html and SVGs not rendered: {} exited with {}; retry with: {}",
+                                  (web / "render.mjs").string(), rc, command);
+    return out;
+  }
+  out.rendered = true;
+  for (const auto& [stem, spec] : specs)
+    for (const char* ext : {".svg", ".png"})
+      if (auto f = dir / (stem + ext); std::filesystem::exists(f)) out.written.push_back(f);
+  out.written.push_back(dir / "report.html");
+  return out;
+}
+
+}  // namespace smr
