@@ -1,6 +1,9 @@
 // results.json: one versioned document per run. Everything downstream (report, plots, claims,
 // scripts/table) reads this, never printed text. docs/results-schema.md documents every field.
-// Rule: a value not measured is absent (std::nullopt -> key left out), never 0.
+// Rule: a value not measured is absent (std::nullopt -> key left out), never 0. A number that is
+// not finite (a NaN error, a model value that is not modelled) is written as JSON null and read
+// back as NaN. A json member that is null (config, device, claims at the top; counters, extra in
+// a record) is written as null at the top level and left out in a record; both read back as null.
 #pragma once
 
 #include <filesystem>
@@ -48,7 +51,10 @@ struct Record {
   std::optional<double> effective_GBps;  // 2 x elements x dtype bytes / median time
   std::optional<double> pct_of_copy;     // effective_GBps / ceilings.dram_GBps x 100
   std::optional<double> model_GBps;      // model.dram_bytes / median time: what the model implies
-  nlohmann::json counters;               // null when not measured (issue 5)
+  // null when not measured; else an object, metric name -> number: the raw CUPTI metrics
+  // (attributed to this record's launch) and the derived keys listed in src/harness/counters.hpp.
+  nlohmann::json counters;
+  std::optional<std::string> counters_reason;  // why counters is null when they were asked for, and the fix
   nlohmann::json extra;                  // null or object: anything kernel- or peer-specific
 
   Problem problem() const { return Problem{M, N, ld_x, ld_y, dtype}; }
@@ -68,11 +74,18 @@ struct RunResults {
 };
 
 nlohmann::json to_json(const RunResults& r);
-RunResults results_from_json(const nlohmann::json& j);  // throws std::runtime_error on bad schema
-RunResults read_results(const std::filesystem::path& file);
-// Atomic: writes FILE.tmp, fsyncs, renames over FILE. Never leaves a half-written results.json.
+// Throws std::runtime_error with one line "SOURCE: KEY: what was expected" on a wrong `schema`, a
+// newer `schema_version`, a missing required key or a wrong type.
+RunResults results_from_json(const nlohmann::json& j, const std::string& source = "results.json");
+RunResults read_results(const std::filesystem::path& file);  // errors name the file
+// Atomic: writes a temporary file beside FILE (FILE.tmp.PID.N), fsyncs it, renames it over FILE,
+// fsyncs the directory. On any failure the temporary is removed, FILE is left as it was, and a
+// std::runtime_error names FILE and the reason. Never leaves a half-written results.json.
 void write_results(const std::filesystem::path& file, const RunResults& r);
 // Same atomic write for any text file (reports, specs).
 void write_file_atomic(const std::filesystem::path& file, const std::string& content);
+
+// The current time as ISO 8601 UTC, "2026-12-01T06:16:00Z": RunResults::created.
+std::string utc_now_iso8601();
 
 }  // namespace smr
