@@ -1,1 +1,290 @@
-// placeholder: being written
+#include "harness/verify.hpp"
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <set>
+#include <stdexcept>
+
+namespace smr {
+namespace {
+
+// splitmix64 (Steele, Lea and Flood 2014): a tiny, fully specified generator, so the same seed
+// gives the same matrix with any standard library (std::normal_distribution's output is not
+// specified by the standard).
+struct Rng {
+  std::uint64_t state;
+  std::uint64_t next() {
+    std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  // Uniform in (0, 1]: 53 random bits.
+  double uniform() { return (static_cast<double>(next() >> 11) + 1.0) * 0x1p-53; }
+  double uniform(double lo, double hi) { return lo + (hi - lo) * uniform(); }
+  // Standard normal by Box-Muller (one of the pair is enough here).
+  double normal() {
+    constexpr double kTwoPi = 6.283185307179586;
+    return std::sqrt(-2.0 * std::log(uniform())) * std::cos(kTwoPi * uniform());
+  }
+  std::int64_t index(std::int64_t n) { return static_cast<std::int64_t>(next() % static_cast<std::uint64_t>(n)); }
+};
+
+// One generator per row: row i's values depend only on (seed, i, kind).
+Rng row_rng(std::uint64_t seed, std::int64_t row, InputKind kind) {
+  Rng mix{seed ^ (static_cast<std::uint64_t>(row) * 0xD1B54A32D192ED03ull) ^
+          (static_cast<std::uint64_t>(kind) << 56)};
+  return Rng{mix.next()};
+}
+
+constexpr std::array kMixedCycle{InputKind::normal,       InputKind::outliers,
+                                 InputKind::large,        InputKind::all_equal,
+                                 InputKind::some_neg_inf, InputKind::all_neg_inf,
+                                 InputKind::has_nan,      InputKind::has_pos_inf};
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+constexpr float kPosInf = std::numeric_limits<float>::infinity();
+
+void fill_row(float* r, std::int64_t n, InputKind kind, Rng& rng) {
+  auto fill_normal = [&] {
+    for (std::int64_t j = 0; j < n; ++j) r[j] = static_cast<float>(rng.normal());
+  };
+  switch (kind) {
+    case InputKind::mixed:  // resolved by the caller
+    case InputKind::normal:
+      fill_normal();
+      return;
+    case InputKind::outliers: {
+      fill_normal();
+      // 1 to 8 values +20 above the rest: softmax is then far from uniform.
+      const std::int64_t count = 1 + std::min<std::int64_t>(n / 256, 7);
+      for (std::int64_t k = 0; k < count; ++k) r[rng.index(n)] = static_cast<float>(20.0 + rng.normal());
+      return;
+    }
+    case InputKind::large:
+      for (std::int64_t j = 0; j < n; ++j) r[j] = static_cast<float>(rng.uniform(-1e4, 1e4));
+      return;
+    case InputKind::all_equal: {
+      const auto v = static_cast<float>(rng.uniform(-10.0, 10.0));
+      std::fill(r, r + n, v);
+      return;
+    }
+    case InputKind::some_neg_inf: {
+      fill_normal();
+      if (n < 2) return;  // a single -inf would make the row all -inf: that is another kind
+      const std::int64_t keep = rng.index(n);
+      const std::int64_t count = std::max<std::int64_t>(1, n / 8);
+      for (std::int64_t k = 0; k < count; ++k) {
+        const std::int64_t j = rng.index(n);
+        if (j != keep) r[j] = kNegInf;
+      }
+      return;
+    }
+    case InputKind::all_neg_inf:
+      std::fill(r, r + n, kNegInf);
+      return;
+    case InputKind::has_nan:
+      fill_normal();
+      r[rng.index(n)] = std::numeric_limits<float>::quiet_NaN();
+      return;
+    case InputKind::has_pos_inf:
+      fill_normal();
+      r[rng.index(n)] = kPosInf;
+      return;
+  }
+}
+
+std::string fmt_value(double v) {
+  if (std::isnan(v)) return "NaN";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
+}
+
+std::string at(std::int64_t row, std::int64_t col) {
+  return "row " + std::to_string(row) + ", column " + std::to_string(col);
+}
+
+enum class Fault { none, unwritten, not_nan, not_finite, too_far };
+
+std::string describe_fault(Fault f, std::int64_t row, std::int64_t col, float got, double want,
+                           double err, double tolerance) {
+  const std::string where = at(row, col) + ": ";
+  switch (f) {
+    case Fault::unwritten:
+      return where + "never written (still the NaN poison); expected " + fmt_value(want);
+    case Fault::not_nan:
+      return where + "expected NaN (the row holds a NaN, a +inf, or only -inf), got " +
+             fmt_value(got);
+    case Fault::not_finite:
+      return where + "got " + fmt_value(got) + ", expected " + fmt_value(want);
+    case Fault::too_far:
+      return where + "relative error " + fmt_value(err) + " > tolerance " + fmt_value(tolerance) +
+             " (got " + fmt_value(got) + ", expected " + fmt_value(want) + ")";
+    case Fault::none: break;
+  }
+  return where + "ok";
+}
+
+}  // namespace
+
+std::string_view to_string(InputKind k) {
+  switch (k) {
+    case InputKind::mixed: return "mixed";
+    case InputKind::normal: return "normal";
+    case InputKind::outliers: return "outliers";
+    case InputKind::large: return "large";
+    case InputKind::all_equal: return "all_equal";
+    case InputKind::some_neg_inf: return "some_neg_inf";
+    case InputKind::all_neg_inf: return "all_neg_inf";
+    case InputKind::has_nan: return "has_nan";
+    case InputKind::has_pos_inf: return "has_pos_inf";
+  }
+  return "?";
+}
+
+InputKind row_kind(InputKind kind, std::int64_t row) {
+  if (kind != InputKind::mixed) return kind;
+  return kMixedCycle[static_cast<std::size_t>(row % static_cast<std::int64_t>(kMixedCycle.size()))];
+}
+
+bool is_nan_row_kind(InputKind k) {
+  return k == InputKind::all_neg_inf || k == InputKind::has_nan || k == InputKind::has_pos_inf;
+}
+
+float poison_value() { return std::bit_cast<float>(kPoisonBits); }
+bool is_poison(float v) { return std::bit_cast<std::uint32_t>(v) == kPoisonBits; }
+
+std::vector<float> make_input(const Problem& p, std::uint64_t seed, InputKind kind) {
+  if (p.M < 0 || p.N < 0 || p.ld_x < p.N)
+    throw std::invalid_argument("make_input: bad problem M = " + std::to_string(p.M) +
+                                ", N = " + std::to_string(p.N) + ", ld_x = " + std::to_string(p.ld_x));
+  std::vector<float> x(static_cast<std::size_t>(p.M * p.ld_x), kPaddingSentinel);
+  for (std::int64_t i = 0; i < p.M; ++i) {
+    const InputKind k = row_kind(kind, i);
+    Rng rng = row_rng(seed, i, k);
+    fill_row(x.data() + i * p.ld_x, p.N, k, rng);
+  }
+  return x;
+}
+
+void reference_row(const float* x, std::int64_t n, double* out) {
+  bool poisoned = false;  // a NaN or a +inf: the whole row is NaN
+  double max = -std::numeric_limits<double>::infinity();
+  for (std::int64_t j = 0; j < n; ++j) {
+    const double v = x[j];
+    if (std::isnan(v) || v == std::numeric_limits<double>::infinity()) poisoned = true;
+    else max = std::max(max, v);
+  }
+  if (poisoned || max == -std::numeric_limits<double>::infinity()) {
+    std::fill(out, out + n, std::numeric_limits<double>::quiet_NaN());
+    return;
+  }
+  // In double the sum of up to 2^22 terms has a relative error below 2^22 * 2^-53 ~ 5e-10,
+  // five orders of magnitude under the fp32 tolerance.
+  double sum = 0.0;
+  for (std::int64_t j = 0; j < n; ++j) {
+    out[j] = std::exp(static_cast<double>(x[j]) - max);  // exp(-inf) = 0
+    sum += out[j];
+  }
+  for (std::int64_t j = 0; j < n; ++j) out[j] /= sum;
+}
+
+VerifyResult verify_output(const Problem& p, const std::vector<float>& x, const std::vector<float>& y,
+                           double tolerance, const std::vector<std::int64_t>& rows) {
+  if (p.M < 1 || p.N < 1 || p.ld_x < p.N || p.ld_y < p.N)
+    throw std::invalid_argument("verify_output: bad problem M = " + std::to_string(p.M) +
+                                ", N = " + std::to_string(p.N));
+  const auto need_x = static_cast<std::size_t>((p.M - 1) * p.ld_x + p.N);
+  const auto need_y = static_cast<std::size_t>((p.M - 1) * p.ld_y + p.N);
+  if (x.size() < need_x || y.size() < need_y)
+    throw std::invalid_argument("verify_output: x has " + std::to_string(x.size()) + " and y " +
+                                std::to_string(y.size()) + " elements; the problem needs " +
+                                std::to_string(need_x) + " and " + std::to_string(need_y));
+  std::vector<std::int64_t> all;
+  if (rows.empty()) {
+    all.resize(static_cast<std::size_t>(p.M));
+    for (std::int64_t i = 0; i < p.M; ++i) all[static_cast<std::size_t>(i)] = i;
+  }
+  const std::vector<std::int64_t>& check = rows.empty() ? all : rows;
+
+  VerifyResult r;
+  r.tolerance = tolerance;
+  std::vector<double> ref(static_cast<std::size_t>(p.N));
+  double diff_sq = 0.0, ref_sq = 0.0;
+  std::int64_t bad_elements = 0;  // wrong NaN pattern, unwritten, or over the tolerance
+  std::string first_error;
+  double worst = 0.0;
+  for (const std::int64_t i : check) {
+    if (i < 0 || i >= p.M)
+      throw std::invalid_argument("verify_output: row " + std::to_string(i) + " is outside 0.." +
+                                  std::to_string(p.M - 1));
+    reference_row(x.data() + i * p.ld_x, p.N, ref.data());
+    const float* yr = y.data() + i * p.ld_y;
+    for (std::int64_t j = 0; j < p.N; ++j) {
+      const float got = yr[j];
+      const double want = ref[static_cast<std::size_t>(j)];
+      Fault fault = Fault::none;
+      double e = 0.0;
+      if (is_poison(got)) {
+        fault = Fault::unwritten;
+      } else if (std::isnan(want)) {
+        if (!std::isnan(got)) fault = Fault::not_nan;
+      } else if (!std::isfinite(got)) {
+        fault = Fault::not_finite;
+      } else {
+        const double d = std::abs(static_cast<double>(got) - want);
+        e = d / std::max(std::abs(want), kAbsoluteFloor);
+        diff_sq += d * d;
+        ref_sq += want * want;
+        worst = std::max(worst, e);
+        if (!(e <= tolerance)) fault = Fault::too_far;
+      }
+      if (fault == Fault::none) continue;
+      // Words only for the first fault: a broken kernel can have millions of them.
+      if (bad_elements++ == 0) first_error = describe_fault(fault, i, j, got, want, e, tolerance);
+    }
+  }
+  r.rows_checked = static_cast<std::int64_t>(check.size());
+  r.max_rel_err = worst;
+  r.rel_l2_err = ref_sq > 0.0 ? std::sqrt(diff_sq / ref_sq) : 0.0;
+  r.passed = bad_elements == 0;
+  if (!r.passed) {
+    r.detail = first_error;
+    if (bad_elements > 1) r.detail += " (and " + std::to_string(bad_elements - 1) + " more)";
+  }
+  return r;
+}
+
+std::optional<std::string> check_padding_untouched(const Problem& p, const std::vector<float>& y) {
+  if (y.size() < static_cast<std::size_t>(p.M * p.ld_y))
+    throw std::invalid_argument("check_padding_untouched: y has " + std::to_string(y.size()) +
+                                " elements; M x ld_y = " + std::to_string(p.M * p.ld_y));
+  for (std::int64_t i = 0; i < p.M; ++i)
+    for (std::int64_t j = p.N; j < p.ld_y; ++j)
+      if (!is_poison(y[static_cast<std::size_t>(i * p.ld_y + j)]))
+        return at(i, j) + " is row padding (N = " + std::to_string(p.N) + ", ld_y = " +
+               std::to_string(p.ld_y) + ") and was written: " +
+               fmt_value(y[static_cast<std::size_t>(i * p.ld_y + j)]);
+  return std::nullopt;
+}
+
+std::vector<std::int64_t> sample_rows(std::int64_t M, std::int64_t max_rows, std::uint64_t seed) {
+  if (max_rows < 1) throw std::invalid_argument("sample_rows: max_rows must be >= 1");
+  std::vector<std::int64_t> rows;
+  if (M <= max_rows) {
+    for (std::int64_t i = 0; i < M; ++i) rows.push_back(i);
+    return rows;
+  }
+  std::set<std::int64_t> picked{0};
+  if (max_rows >= 2) picked.insert(M - 1);
+  Rng rng{seed};
+  while (static_cast<std::int64_t>(picked.size()) < max_rows) picked.insert(rng.index(M));
+  return {picked.begin(), picked.end()};
+}
+
+}  // namespace smr

@@ -1,13 +1,169 @@
-// placeholder: being written
+// cudnn: cuDNN's softmax, the library a C++ user would otherwise call, run in-process as a peer.
+//
+// cudnnSoftmaxForward with CUDNN_SOFTMAX_ACCURATE (it subtracts the max first, like every kernel
+// here) and CUDNN_SOFTMAX_MODE_INSTANCE (the softmax runs over C x H x W for each of the N
+// images). The (M, N) matrix is described as an NCHW tensor of shape (M, N, 1, 1) whose image
+// stride is the row stride, so padded rows need no copy: strides (ld, 1, 1, 1), one descriptor
+// for x and one for y.
+//
+// One cuDNN handle per host thread and device, created on first use and kept alive (creating a
+// handle costs milliseconds; the sweep times thousands of launches), destroyed when the thread
+// ends. The descriptors are kept with it and set again only when the problem changes, so a timed
+// launch does no host work but cudnnSetStream and the call itself.
+//
+// Traffic: cuDNN does not say what it does; the model assumes the fused 2 x 4MN, and the counters
+// (issue 5) measure it. Special values (NaN, +inf, all -inf rows) are cuDNN's own business: the
+// tests check its finite rows and that those rows are unaffected by the others.
+//
+// Built only when CMake found cuDNN (SMR_HAVE_CUDNN); otherwise the entry stays listed and says
+// why it cannot run.
+#include <climits>
+#include <optional>
+#include <string>
+
 #include "kernels/entries.hpp"
-namespace smr::entries {
+#include "kernels/preconditions.hpp"
+
+#ifdef SMR_HAVE_CUDNN
+#include <cudnn.h>
+
+#include <cstdio>
+#include <map>
+#include <stdexcept>
+#include <utility>
+
+#include "kernels/cuda_check.hpp"
+#endif
+
+namespace smr {
+namespace {
+
+#ifdef SMR_HAVE_CUDNN
+
+struct CudnnError : std::runtime_error {
+  cudnnStatus_t status;
+  CudnnError(cudnnStatus_t s, const std::string& what) : std::runtime_error(what), status(s) {}
+};
+
+void cudnn_check(cudnnStatus_t status, const char* call, const char* file, int line) {
+  if (status != CUDNN_STATUS_SUCCESS)
+    throw CudnnError(status, std::string(file) + ":" + std::to_string(line) + ": " + call + ": " +
+                                 cudnnGetErrorString(status));
+}
+
+void cudnn_report(cudnnStatus_t status, const char* call, const char* file, int line) noexcept {
+  if (status != CUDNN_STATUS_SUCCESS)
+    std::fprintf(stderr, "%s:%d: %s: %s\n", file, line, call, cudnnGetErrorString(status));
+}
+
+#define CUDNN_CHECK(call) cudnn_check((call), #call, __FILE__, __LINE__)
+#define CUDNN_CHECK_NOTHROW(call) cudnn_report((call), #call, __FILE__, __LINE__)
+
+class CudnnHandle {
+ public:
+  CudnnHandle() { CUDNN_CHECK(cudnnCreate(&h_)); }
+  ~CudnnHandle() {
+    if (h_) CUDNN_CHECK_NOTHROW(cudnnDestroy(h_));
+  }
+  CudnnHandle(CudnnHandle&& o) noexcept : h_(std::exchange(o.h_, nullptr)) {}
+  CudnnHandle& operator=(CudnnHandle&&) = delete;
+  CudnnHandle(const CudnnHandle&) = delete;
+  cudnnHandle_t get() const { return h_; }
+
+ private:
+  cudnnHandle_t h_ = nullptr;
+};
+
+class TensorDescriptor {
+ public:
+  TensorDescriptor() { CUDNN_CHECK(cudnnCreateTensorDescriptor(&d_)); }
+  ~TensorDescriptor() {
+    if (d_) CUDNN_CHECK_NOTHROW(cudnnDestroyTensorDescriptor(d_));
+  }
+  TensorDescriptor(TensorDescriptor&& o) noexcept : d_(std::exchange(o.d_, nullptr)) {}
+  TensorDescriptor& operator=(TensorDescriptor&&) = delete;
+  TensorDescriptor(const TensorDescriptor&) = delete;
+  cudnnTensorDescriptor_t get() const { return d_; }
+
+  // (rows, cols, 1, 1) with image stride `ld`: row i starts ld elements after row i - 1.
+  void set_rows(std::int64_t rows, std::int64_t cols, std::int64_t ld) {
+    CUDNN_CHECK(cudnnSetTensor4dDescriptorEx(d_, CUDNN_DATA_FLOAT, static_cast<int>(rows),
+                                             static_cast<int>(cols), 1, 1, static_cast<int>(ld),
+                                             1, 1, 1));
+  }
+
+ private:
+  cudnnTensorDescriptor_t d_ = nullptr;
+};
+
+struct CudnnState {
+  CudnnHandle handle;
+  TensorDescriptor x, y;
+  Problem shape{};  // the problem the descriptors describe; M = 0: not set yet
+};
+
+// This thread's state for the current device.
+CudnnState& state_for_current_device() {
+  thread_local std::map<int, CudnnState> states;
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  auto it = states.find(device);
+  if (it == states.end()) it = states.try_emplace(device).first;
+  return it->second;
+}
+
+void launch(const Launch& l) {
+  CudnnState& st = state_for_current_device();
+  const Problem& p = l.p;
+  const Problem& q = st.shape;
+  if (p.M != q.M || p.N != q.N || p.ld_x != q.ld_x || p.ld_y != q.ld_y) {
+    st.x.set_rows(p.M, p.N, p.ld_x);
+    st.y.set_rows(p.M, p.N, p.ld_y);
+    st.shape = p;
+  }
+  CUDNN_CHECK(cudnnSetStream(st.handle.get(), l.stream));
+  const float alpha = 1.0f, beta = 0.0f;  // y = 1 * softmax(x) + 0 * y: y is only written
+  CUDNN_CHECK(cudnnSoftmaxForward(st.handle.get(), CUDNN_SOFTMAX_ACCURATE,
+                                  CUDNN_SOFTMAX_MODE_INSTANCE, &alpha, st.x.get(), l.x, &beta,
+                                  st.y.get(), l.y));
+  CUDA_CHECK_LAUNCH();
+}
+
+// cuDNN's legacy tensors: int dimensions and strides, at most 2^31 - 1 elements including padding.
+std::optional<std::string> unsupported(const Problem& p, const DeviceLimits&) {
+  if (auto why = invalid_problem(p)) return why;
+  const std::int64_t ld = p.ld_x > p.ld_y ? p.ld_x : p.ld_y;
+  if ((p.M - 1) * ld + p.N > INT_MAX)
+    return "cuDNN tensors hold at most 2^31 - 1 elements including row padding; this problem "
+           "spans " + std::to_string((p.M - 1) * ld + p.N);
+  return std::nullopt;
+}
+
+#else  // !SMR_HAVE_CUDNN
+
+std::optional<std::string> unsupported(const Problem&, const DeviceLimits&) {
+  return "cuDNN was not found at build time";
+}
+
+#endif
+
+}  // namespace
+
+namespace entries {
+
 KernelInfo cudnn() {
   KernelInfo k;
   k.name = "cudnn";
-  k.description = "(not written yet)";
+  k.description = "cuDNN cudnnSoftmaxForward (ACCURATE, INSTANCE mode on an (M, N, 1, 1) tensor)";
   k.role = Role::library;
   k.traffic = TrafficModel::fused;
-  k.unsupported = [](const Problem&, const DeviceLimits&) -> std::optional<std::string> { return "not written yet"; };
+  k.dtypes = {DType::f32};
+  k.unsupported = unsupported;
+#ifdef SMR_HAVE_CUDNN
+  k.launch = launch;
+#endif
   return k;
 }
-}  // namespace smr::entries
+
+}  // namespace entries
+}  // namespace smr

@@ -1,1 +1,355 @@
-// placeholder: being written
+// GPU tests of every registered softmax kernel (the lab kernels, the production `softmax`, cuDNN)
+// and of the two ceiling kernels. The executable skips visibly (exit 77) without a GPU.
+//
+// Every case: fresh seeded random input (hostile rows included), the output poisoned with NaN and
+// fenced by guard bands, every element checked against the fp64 reference, the row padding and
+// the guards checked untouched, the input checked unmodified. Failures print the case's seed;
+// SMR_TEST_SEED=<base> reruns the same inputs.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "catch.hpp"
+#include "gpu_check.hpp"
+#include "harness/device.hpp"
+#include "harness/verify.hpp"
+#include "kernels/ceilings.hpp"
+#include "kernels/fused_row.hpp"
+#include "kernels/registry.hpp"
+
+namespace {
+
+using namespace smr;
+using smr::test::Placement;
+
+struct Case {
+  Problem p;
+  Placement at;
+  InputKind kind = InputKind::mixed;
+};
+
+std::string describe(const Case& c) {
+  std::ostringstream s;
+  s << "M = " << c.p.M << ", N = " << c.p.N << ", ld_x = " << c.p.ld_x << ", ld_y = " << c.p.ld_y
+    << ", x offset " << c.at.x_offset << " float(s), y offset " << c.at.y_offset
+    << " float(s), input " << to_string(c.kind);
+  return s.str();
+}
+
+constexpr InputKind kSingleKinds[] = {InputKind::normal,      InputKind::outliers,
+                                      InputKind::large,       InputKind::all_equal,
+                                      InputKind::some_neg_inf, InputKind::all_neg_inf,
+                                      InputKind::has_nan,     InputKind::has_pos_inf};
+
+// Elements per case: keeps the whole binary well under two minutes on an H200 (the time goes to
+// the host: generating inputs and the fp64 reference).
+constexpr std::int64_t kElementBudget = std::int64_t{1} << 21;
+
+// The shape matrix: every N of the issue (odd sizes, primes, 2^k - 1, 2^k, 2^k + 1 up to 2^22),
+// each with an M from {1, 7, 131, 132, 133} in turn (fewer rows where the budget says so), rows
+// of 65536, and padded or misaligned strides.
+std::vector<Case> softmax_cases() {
+  std::set<std::int64_t> ns{1,    2,    3,    7,    31,   32,   33,    127,    1000,   1023,
+                            1025, 4095, 4097, 251,  8191, 65521, 131071, 524287, 1000003};
+  for (int k = 2; k <= 22; ++k) {
+    const std::int64_t p2 = std::int64_t{1} << k;
+    ns.insert({p2 - 1, p2, p2 + 1});
+  }
+  const std::int64_t ms[] = {1, 7, 131, 132, 133};
+  std::vector<Case> cases;
+  std::size_t i = 0;
+  auto kind_for = [&](std::int64_t m) {
+    return m >= 8 ? InputKind::mixed : kSingleKinds[cases.size() % std::size(kSingleKinds)];
+  };
+  for (const std::int64_t n : ns) {
+    std::int64_t m = ms[i++ % std::size(ms)];
+    if (m * n > kElementBudget) m = std::max<std::int64_t>(1, kElementBudget / n);
+    cases.push_back({dense(m, n), {}, kind_for(m)});
+  }
+  for (const std::int64_t n : {1, 33, 128}) cases.push_back({dense(65536, n), {}, InputKind::mixed});
+  for (const std::int64_t n : {1, 3, 33, 1000, 1024, 4097, 32768, 65537}) {
+    const std::int64_t m = std::clamp<std::int64_t>(kElementBudget / n, 1, 37);
+    // ld = N + 1: row i starts 4 * i bytes past a 16-byte boundary, for almost every row.
+    cases.push_back({Problem{m, n, n + 1, n + 1, DType::f32}, {}, kind_for(m)});
+    // 16-byte-multiple padding with aligned pointers: wide accesses on padded rows.
+    cases.push_back({Problem{m, n, n + 4, n + 8, DType::f32}, {}, kind_for(m)});
+    // x and y each offset by one float: no row is 16-byte aligned; x and y disagree on padding.
+    cases.push_back({Problem{m, n, n, n + 3, DType::f32}, {1, 1}, kind_for(m)});
+  }
+  return cases;
+}
+
+std::vector<std::int64_t> finite_rows(const Case& c) {
+  std::vector<std::int64_t> rows;
+  for (std::int64_t i = 0; i < c.p.M; ++i)
+    if (!is_nan_row_kind(row_kind(c.kind, i))) rows.push_back(i);
+  return rows;
+}
+
+struct Worst {
+  double max_rel = 0, rel_l2 = 0;
+  int runs = 0, skipped = 0;
+};
+
+}  // namespace
+
+TEST_CASE("every softmax kernel matches the fp64 reference on every shape", "[gpu][softmax]") {
+  const DeviceLimits limits = query_device(0).limits();
+  const std::uint64_t base = smr::test::base_seed();
+  std::printf("base seed %llu (set SMR_TEST_SEED to change it)\n",
+              static_cast<unsigned long long>(base));
+  std::map<std::string, Worst> worst;
+  const std::vector<Case> cases = softmax_cases();
+  for (std::size_t ci = 0; ci < cases.size(); ++ci) {
+    const Case& c = cases[ci];
+    const std::uint64_t seed = smr::test::case_seed(base, ci);
+    const std::vector<float> x = make_input(c.p, seed, c.kind);
+    for (const KernelInfo& k : kernels()) {
+      if (!k.is_softmax()) continue;
+      INFO("kernel " << k.name << ", case " << ci << ": " << describe(c) << ", seed " << seed
+                     << " (SMR_TEST_SEED=" << base << ")");
+      const auto why = why_unsupported(k, c.p, limits);
+      if (why || !k.launch) {
+        CHECK(why.has_value());  // no launcher: the entry must say why
+        if (why) CHECK(!why->empty());
+        // The lab kernels take every shape here, fused every one up to its cap.
+        if (k.role == Role::lab) CHECK((k.name == "fused" && c.p.N > kFusedMaxN));
+        ++worst[k.name].skipped;
+        continue;
+      }
+      smr::test::KernelRun run;
+      try {
+        run = smr::test::run_kernel(k, c.p, x, c.at);
+      } catch (const std::exception& e) {
+        FAIL_CHECK("launch failed: " << e.what());
+        continue;
+      }
+      // cuDNN is a peer, not bound by our special-value rules: its finite rows are checked
+      // (rows are independent, so hostile neighbours must not disturb them).
+      const std::vector<std::int64_t> rows =
+          k.role == Role::library ? finite_rows(c) : std::vector<std::int64_t>{};
+      if (k.role == Role::library && rows.empty()) continue;
+      const VerifyResult v = verify_output(c.p, x, run.y, kDefaultTolerance, rows);
+      INFO(v.detail);
+      INFO(run.guard_error.value_or("") << run.padding_error.value_or(""));
+      CHECK(v.passed);
+      CHECK(v.rows_checked == (rows.empty() ? c.p.M : static_cast<std::int64_t>(rows.size())));
+      CHECK(!run.guard_error);
+      CHECK(!run.padding_error);
+      CHECK(!run.input_error);
+      Worst& w = worst[k.name];
+      w.max_rel = std::max(w.max_rel, v.max_rel_err);
+      w.rel_l2 = std::max(w.rel_l2, v.rel_l2_err);
+      ++w.runs;
+    }
+  }
+  std::printf("%zu cases; tolerance %.3g (relative, floor %.0e)\n", cases.size(), kDefaultTolerance,
+              kAbsoluteFloor);
+  std::printf("%-10s %6s %8s %14s %14s\n", "kernel", "runs", "skipped", "worst max rel", "worst rel L2");
+  for (const auto& [name, w] : worst)
+    std::printf("%-10s %6d %8d %14.3e %14.3e\n", name.c_str(), w.runs, w.skipped, w.max_rel,
+                w.rel_l2);
+  // Every lab kernel must have run: a registry that skips everything would pass vacuously.
+  for (const char* name : {"unfused", "fused", "online"}) CHECK(worst[name].runs > 0);
+}
+
+TEST_CASE("a small shape set for compute-sanitizer, every kernel", "[gpu][sanitize]") {
+  // scripts/sanitize runs exactly this test case under memcheck and racecheck: few, small launches
+  // that still take every code path (masks, one and many warps, several slices, wide and narrow
+  // accesses, padding, misalignment, the copy's head and tail).
+  const DeviceLimits limits = query_device(0).limits();
+  const std::uint64_t base = smr::test::base_seed();
+  const std::vector<Case> cases = {
+      {dense(1, 1), {}, InputKind::normal},
+      {dense(9, 33), {}, InputKind::mixed},
+      {dense(8, 1000), {}, InputKind::mixed},
+      {Problem{9, 1025, 1026, 1026, DType::f32}, {}, InputKind::mixed},
+      {Problem{8, 4097, 4097, 4100, DType::f32}, {1, 1}, InputKind::mixed},
+      {dense(2, 32768), {}, InputKind::mixed},
+      {dense(2, 70001), {}, InputKind::outliers},
+  };
+  for (std::size_t ci = 0; ci < cases.size(); ++ci) {
+    const Case& c = cases[ci];
+    const std::uint64_t seed = smr::test::case_seed(base, 1000 + ci);
+    const std::vector<float> x = make_input(c.p, seed, c.kind);
+    for (const KernelInfo& k : kernels()) {
+      if (!k.launch || why_unsupported(k, c.p, limits)) continue;
+      INFO("kernel " << k.name << ": " << describe(c) << ", seed " << seed);
+      const auto run = smr::test::run_kernel(k, c.p, x, c.at);
+      INFO(run.guard_error.value_or("") << run.padding_error.value_or(""));
+      CHECK(!run.guard_error);
+      CHECK(!run.padding_error);
+      CHECK(!run.input_error);
+      if (k.name == "copy") CHECK(std::memcmp(run.y.data(), x.data(), x.size() * 4) == 0);
+    }
+  }
+}
+
+TEST_CASE("copy ceiling: every byte copied, nothing else written, any size and alignment",
+          "[gpu][ceilings]") {
+  const std::size_t sizes[] = {0, 1, 2, 3, 4, 5, 15, 16, 17, 31, 33, 255, 4096, 4097, 65535,
+                               (std::size_t{1} << 20) + 3};
+  const std::size_t src_offsets[] = {0, 1, 4, 8, 12};
+  const std::size_t dst_offsets[] = {0, 1, 4, 12};
+  constexpr std::size_t kGuard = 64;
+  const std::size_t biggest = sizes[std::size(sizes) - 1];
+  const std::size_t span = biggest + 16 + 2 * kGuard;
+  std::vector<unsigned char> src(span);
+  for (std::size_t i = 0; i < span; ++i) src[i] = static_cast<unsigned char>((i * 131 + 7) % 251);
+  DeviceBuffer dsrc(span), ddst(span);
+  CUDA_CHECK(cudaMemcpy(dsrc.get(), src.data(), span, cudaMemcpyHostToDevice));
+  std::vector<unsigned char> out(span);
+  for (const std::size_t bytes : sizes)
+    for (const std::size_t so : src_offsets)
+      for (const std::size_t d : dst_offsets) {
+        INFO("bytes " << bytes << ", src offset " << so << ", dst offset " << d);
+        const std::size_t dst_at = kGuard + d;
+        CUDA_CHECK(cudaMemset(ddst.get(), kPoisonByte, span));
+        ceilings::copy_bytes(dsrc.as<unsigned char>() + so, ddst.as<unsigned char>() + dst_at,
+                             bytes, nullptr);
+        CUDA_CHECK(cudaDeviceSynchronize());
+        CUDA_CHECK(cudaMemcpy(out.data(), ddst.get(), span, cudaMemcpyDeviceToHost));
+        bool copied = std::memcmp(out.data() + dst_at, src.data() + so, bytes) == 0;
+        CHECK(copied);
+        bool guards = true;
+        for (std::size_t i = 0; i < span; ++i)
+          if ((i < dst_at || i >= dst_at + bytes) && out[i] != kPoisonByte) guards = false;
+        CHECK(guards);
+      }
+}
+
+TEST_CASE("copy ceiling entry: y = x bit for bit, NaN payloads included", "[gpu][ceilings]") {
+  const KernelInfo* k = find_kernel("copy");
+  REQUIRE(k != nullptr);
+  REQUIRE(k->launch != nullptr);
+  const DeviceLimits limits = query_device(0).limits();
+  for (const Problem& p : {dense(1, 1), dense(7, 33), dense(131, 4097), dense(3, 1000003)}) {
+    INFO("M = " << p.M << ", N = " << p.N);
+    REQUIRE(!why_unsupported(*k, p, limits));
+    const std::vector<float> x = make_input(p, smr::test::case_seed(smr::test::base_seed(), 77),
+                                            InputKind::mixed);
+    for (const std::int64_t offset : {0, 1}) {
+      const auto run = smr::test::run_kernel(*k, p, x, {offset, offset});
+      CHECK(std::memcmp(run.y.data(), x.data(), x.size() * sizeof(float)) == 0);
+      CHECK(!run.guard_error);
+      CHECK(!run.input_error);
+    }
+  }
+  const auto why = why_unsupported(*k, Problem{4, 10, 11, 10, DType::f32}, limits);
+  REQUIRE(why);
+  CHECK(why->find("dense") != std::string::npos);
+}
+
+TEST_CASE("copy ceiling is at least as fast as cudaMemcpyAsync device-to-device",
+          "[gpu][ceilings][perf]") {
+  // issue 3: the copy kernel must be at least as fast as the runtime's device copy (3% noise
+  // allowed), on 512 MiB: far above L2, as the ceiling is measured.
+  constexpr std::size_t kBytes = std::size_t{512} << 20;
+  constexpr int kReps = 15;
+  DeviceBuffer a(kBytes), b(kBytes);
+  CUDA_CHECK(cudaMemset(a.get(), 1, kBytes));
+  CudaStream s;
+  auto median_seconds = [&](auto&& copy) {
+    for (int i = 0; i < 3; ++i) copy();  // warm-up
+    std::vector<double> t;
+    for (int i = 0; i < kReps; ++i) {
+      CudaEvent start, stop;
+      start.record(s.get());
+      copy();
+      stop.record(s.get());
+      s.sync();
+      t.push_back(stop.seconds_since(start));
+    }
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+  };
+  const double kernel_s =
+      median_seconds([&] { ceilings::copy_bytes(a.get(), b.get(), kBytes, s.get()); });
+  const double memcpy_s = median_seconds([&] {
+    CUDA_CHECK(cudaMemcpyAsync(b.get(), a.get(), kBytes, cudaMemcpyDeviceToDevice, s.get()));
+  });
+  const double kernel_GBps = 2.0 * kBytes / kernel_s / 1e9;
+  const double memcpy_GBps = 2.0 * kBytes / memcpy_s / 1e9;
+  std::printf("copy 512 MiB (read + write): copy kernel %.0f GB/s, cudaMemcpyAsync %.0f GB/s\n",
+              kernel_GBps, memcpy_GBps);
+  INFO("copy kernel " << kernel_GBps << " GB/s, cudaMemcpyAsync " << memcpy_GBps << " GB/s");
+  CHECK(kernel_GBps >= 0.97 * memcpy_GBps);
+}
+
+TEST_CASE("fma ceiling: every lane's chains computed and written", "[gpu][ceilings]") {
+  const KernelInfo* k = find_kernel("fma");
+  REQUIRE(k != nullptr);
+  REQUIRE(k->launch != nullptr);
+  const Problem p{3, 1000, 1000, 1003, DType::f32};
+  const std::vector<float> x(static_cast<std::size_t>(p.M * p.ld_x), 0.0f);
+  const auto run = smr::test::run_kernel(*k, p, x);
+  CHECK(!run.guard_error);
+  CHECK(!run.padding_error);
+  // The same chains on the host, FMA for FMA (both IEEE-rounded fused multiply-adds).
+  int mismatches = 0;
+  for (std::int64_t e = 0; e < p.elements(); ++e) {
+    float sum = 0.0f;
+    for (int c = 0; c < ceilings::kFmaChains; ++c) {
+      float acc = std::fma(static_cast<float>(e % 1024), ceilings::kFmaStartScale,
+                           static_cast<float>(c));
+      for (int it = 0; it < ceilings::kFmaIterations; ++it)
+        acc = std::fma(acc, ceilings::kFmaA, ceilings::kFmaB);
+      sum += acc;
+    }
+    const float got = run.y[static_cast<std::size_t>((e / p.N) * p.ld_y + e % p.N)];
+    if (std::memcmp(&got, &sum, sizeof sum) != 0) ++mismatches;
+  }
+  CHECK(mismatches == 0);
+  DeviceBuffer y(static_cast<std::size_t>(p.M * p.ld_y) * sizeof(float));
+  CHECK(ceilings::launch_fma(y.as<float>(), p, nullptr) ==
+        static_cast<double>(p.elements()) * ceilings::kFmaFlopsPerElement);
+  CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+TEST_CASE("cudnn: one handle reused across shapes and streams", "[gpu][cudnn]") {
+  const KernelInfo* k = find_kernel("cudnn");
+  REQUIRE(k != nullptr);
+  const DeviceLimits limits = query_device(0).limits();
+  const auto why = why_unsupported(*k, dense(4, 100), limits);
+  if (why) {
+    // Only acceptable reason here: the build did not find cuDNN.
+    WARN("cudnn not tested: " << *why);
+    CHECK(*why == "cuDNN was not found at build time");
+    CHECK(k->launch == nullptr);
+    return;
+  }
+  REQUIRE(k->launch != nullptr);
+  // Alternate shapes (the cached descriptors must follow) on fresh streams each time.
+  const Problem shapes[] = {dense(4, 100), Problem{16, 3000, 3001, 3005, DType::f32},
+                            dense(4, 100), dense(1, 1 << 20)};
+  for (std::size_t i = 0; i < std::size(shapes); ++i) {
+    const Problem& p = shapes[i];
+    INFO("shape " << i << ": M = " << p.M << ", N = " << p.N);
+    const std::vector<float> x =
+        make_input(p, smr::test::case_seed(smr::test::base_seed(), 500 + i), InputKind::normal);
+    const auto run = smr::test::run_kernel(*k, p, x);
+    const VerifyResult v = verify_output(p, x, run.y, kDefaultTolerance);
+    INFO(v.detail);
+    CHECK(v.passed);
+    CHECK(!run.guard_error);
+    CHECK(!run.padding_error);
+  }
+  // What cuDNN makes of the rows our rules define as NaN: reported, not asserted.
+  const Problem p = dense(8, 64);
+  const std::vector<float> x = make_input(p, 1, InputKind::mixed);
+  const auto run = smr::test::run_kernel(*k, p, x);
+  for (std::int64_t i = 0; i < p.M; ++i) {
+    const InputKind kind = row_kind(InputKind::mixed, i);
+    if (!is_nan_row_kind(kind)) continue;
+    int nans = 0;
+    for (std::int64_t j = 0; j < p.N; ++j) nans += std::isnan(run.y[static_cast<std::size_t>(i * p.N + j)]);
+    std::printf("cudnn, %s row: %d of %lld outputs NaN\n", std::string(to_string(kind)).c_str(),
+                nans, static_cast<long long>(p.N));
+  }
+}
