@@ -59,6 +59,12 @@ struct KernelInfo {
   void (*launch)(const Launch& l) = nullptr;
   // Rows resident on the card at once, for the online model's L2 test; nullptr: one per SM.
   std::int64_t (*rows_in_flight)(const Problem& p, const DeviceLimits& d) = nullptr;
+  // ADDED for the production `softmax` (issue 7), whose kernel -- and so its traffic -- depends on
+  // the shape: the TrafficModel that applies to p (nullptr: `traffic` for every shape; use
+  // traffic_model() below) and the plan it runs, in words, for logs and a record's `extra`
+  // (nullptr: none).
+  TrafficModel (*traffic_for)(const Problem& p, const DeviceLimits& d) = nullptr;
+  std::string (*plan_for)(const Problem& p, const DeviceLimits& d) = nullptr;
   // Ceiling kernels are not softmax: verification compares y with x (copy) or skips (compute).
   bool is_softmax() const { return role != Role::ceiling; }
 };
@@ -68,6 +74,11 @@ std::span<const KernelInfo> kernels();
 const KernelInfo* find_kernel(std::string_view name);
 // Names `all` in a config expands to: the lab kernels, the production kernel and the library peers.
 std::vector<std::string> default_kernel_names();
+
+// ADDED (issue 7): the traffic model of k for p: k.traffic_for(p, d) when set, else k.traffic.
+inline TrafficModel traffic_model(const KernelInfo& k, const Problem& p, const DeviceLimits& d) {
+  return k.traffic_for ? k.traffic_for(p, d) : k.traffic;
+}
 
 // Whether this kernel can run p; combines the dtype list and `unsupported`.
 std::optional<std::string> why_unsupported(const KernelInfo& k, const Problem& p,

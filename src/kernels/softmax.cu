@@ -1,13 +1,146 @@
-// placeholder: being written
+// softmax: the production entry. It runs no kernel of its own: for each launch it asks the
+// dispatch (softmax_dispatch.hpp, a pure host function of the shape, the dtype and the device's
+// limits) for a plan and enqueues the family that plan names:
+//
+//   N <= 1024                  warp_rows.cu    a few lanes of a warp per row, rows in registers
+//   N <= 16384                 block_row.cu    a block per row, the row in registers
+//   rows up to 16 x 112 KB,    cluster_row.cu  a cluster of up to 16 blocks per row, the row in
+//   M x C >= SMs                               their shared memory, partials exchanged on chip
+//   longer rows or fewer rows  split_row.cu    a row over many blocks of a co-resident grid,
+//                                              partials through global memory, slices kept in
+//                                              shared memory as long as the card can hold them
+//
+// Every family reads x once and writes y once (8 bytes per fp32 element, 4 per bf16/fp16), except
+// split_row on rows longer than the card's shared memory can hold, which reads the part that does
+// not fit twice (TrafficModel::two_read); traffic_for() tells the model which applies.
+//
+// Storage fp32, bf16 or fp16 (p.dtype), arithmetic fp32. Any row strides: 16-byte accesses where
+// the base pointer and the stride allow them, one-element accesses elsewhere (same kernels).
+#include <map>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+
+#include "kernels/cuda_check.hpp"
 #include "kernels/entries.hpp"
-namespace smr::entries {
+#include "kernels/preconditions.hpp"
+#include "kernels/softmax_dispatch.hpp"
+#include "kernels/softmax_families.hpp"
+
+namespace smr {
+
+namespace {
+
+struct DeviceCaps {
+  DeviceLimits limits;
+  int max_cluster = 1;
+};
+
+// What the dispatch needs to know about the current device, read once per device.
+DeviceCaps current_caps() {
+  static std::mutex mu;
+  static std::map<int, DeviceCaps> cache;
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  const std::lock_guard<std::mutex> lock(mu);
+  if (auto it = cache.find(device); it != cache.end()) return it->second;
+  DeviceCaps c;
+  int sms = 0, optin = 0, l2 = 0, major = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  std::size_t free_bytes = 0, total_bytes = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  c.limits.sm_count = sms;
+  c.limits.shared_bytes_per_block = static_cast<std::size_t>(optin);
+  c.limits.l2_bytes = static_cast<std::size_t>(l2);
+  c.limits.global_bytes = total_bytes;
+  c.max_cluster = major >= 9 ? kMaxClusterSize : 1;  // thread-block clusters: sm_90 and later
+  cache.emplace(device, c);
+  return c;
+}
+
+// The plan for p on the current device: plan_softmax, with the cluster size lowered while the
+// device cannot place a cluster that large (cudaOccupancyMaxActiveClusters says 0). Cached per
+// (device, shape): the launch path costs a map lookup, not a plan.
+SoftmaxPlan plan_on_device(const Problem& p) {
+  using Key = std::tuple<int, std::int64_t, std::int64_t, std::int64_t, std::int64_t, int>;
+  static std::mutex mu;
+  static std::map<Key, SoftmaxPlan> cache;
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  const Key key{device, p.M, p.N, p.ld_x, p.ld_y, static_cast<int>(p.dtype)};
+  {
+    const std::lock_guard<std::mutex> lock(mu);
+    if (auto it = cache.find(key); it != cache.end()) return it->second;
+  }
+  const DeviceCaps caps = current_caps();
+  int max_cluster = caps.max_cluster;
+  SoftmaxPlan plan = plan_softmax(p, caps.limits, max_cluster);
+  while (plan.family == SoftmaxFamily::cluster_row && plan.cluster > 1 &&
+         prod::cluster_row_active_clusters(plan, p.dtype) < 1) {
+    max_cluster = plan.cluster / 2;
+    plan = plan_softmax(p, caps.limits, max_cluster);
+    plan.why += " (the device could not place a larger cluster)";
+  }
+  const std::lock_guard<std::mutex> lock(mu);
+  cache.emplace(key, plan);
+  return plan;
+}
+
+}  // namespace
+
+void launch_plan(const SoftmaxPlan& plan, const Launch& l) {
+  switch (plan.family) {
+    case SoftmaxFamily::warp_rows: prod::launch_warp_rows(plan, l); return;
+    case SoftmaxFamily::block_row: prod::launch_block_row(plan, l); return;
+    case SoftmaxFamily::cluster_row: prod::launch_cluster_row(plan, l); return;
+    case SoftmaxFamily::split_row: prod::launch_split_row(plan, l); return;
+  }
+  throw std::invalid_argument("launch_plan: unknown kernel family");
+}
+
+std::int64_t prod::resident_blocks(const void* kernel, int threads, std::size_t smem) {
+  int device = 0, sms = 0, per_sm = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
+  return static_cast<std::int64_t>(sms) * per_sm;
+}
+
+namespace entries {
+
 KernelInfo softmax() {
   KernelInfo k;
   k.name = "softmax";
-  k.description = "(not written yet)";
+  k.description =
+      "production: warp_rows / block_row / cluster_row / split_row picked per shape and dtype "
+      "(softmax_dispatch.hpp), 16-byte accesses, x read once while the row fits on chip";
   k.role = Role::production;
-  k.traffic = TrafficModel::fused;
-  k.unsupported = [](const Problem&, const DeviceLimits&) -> std::optional<std::string> { return "not written yet"; };
+  k.traffic = TrafficModel::fused;  // for most shapes; traffic_for() says which
+  k.dtypes = {DType::f32, DType::bf16, DType::f16};
+  k.unsupported = [](const Problem& p, const DeviceLimits&) -> std::optional<std::string> {
+    if (auto bad = invalid_problem(p)) return bad;
+    // One block (or a cluster of up to 16) per row for the row families: keep the grid in range.
+    if (p.M > 0x7fffffff / kMaxClusterSize)
+      return "M = " + std::to_string(p.M) + " exceeds the production softmax's limit of " +
+             std::to_string(0x7fffffff / kMaxClusterSize) + " rows";
+    return std::nullopt;
+  };
+  k.workspace_bytes = [](const Problem& p) { return split_workspace_bytes(p); };
+  k.launch = [](const Launch& l) { launch_plan(plan_on_device(l.p), l); };
+  k.rows_in_flight = [](const Problem& p, const DeviceLimits& d) -> std::int64_t {
+    const SoftmaxPlan plan = plan_softmax(p, d);
+    return plan.rows_in_flight > 0 ? plan.rows_in_flight : d.sm_count;
+  };
+  k.traffic_for = [](const Problem& p, const DeviceLimits& d) { return plan_softmax(p, d).traffic; };
+  k.plan_for = [](const Problem& p, const DeviceLimits& d) { return plan_softmax(p, d).why; };
   return k;
 }
-}  // namespace smr::entries
+
+}  // namespace entries
+
+}  // namespace smr

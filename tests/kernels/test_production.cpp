@@ -1,1 +1,382 @@
-// placeholder: being written
+// GPU tests of the production softmax ([gpu][softmax]): the registry entry `softmax` and each of
+// its kernel families, in fp32, bf16 and fp16, against the fp64 reference on the fp32-upcast
+// inputs (harness/storage.hpp's recipe), at the dispatch's boundaries (each family at its edge
+// N - 1 / N / N + 1), with every candidate plan of a shape, with padded and misaligned strides,
+// and launched twice for bit-identical results. test_lab_kernels.cpp runs `softmax` (fp32) on its
+// shape list as well.
+//
+// A hidden case, "[.tune]", times every candidate plan of the default sweep's shapes and prints a
+// table (docs/performance.md, "Production softmax", says how to run it on the H200).
+//
+// Every case: fresh seeded input (hostile rows in `mixed`), the output poisoned and fenced by
+// guard bands, every element checked (or a seeded sample of rows for large shapes), the row
+// padding and guards checked untouched, the input checked unmodified. Failures print the seed;
+// SMR_TEST_SEED=<base> reruns the same inputs.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+#include <nlohmann/json.hpp>
+
+#include "catch.hpp"
+#include "gpu_check.hpp"
+#include "harness/device.hpp"
+#include "harness/storage.hpp"
+#include "harness/timing.hpp"
+#include "harness/verify.hpp"
+#include "kernels/registry.hpp"
+#include "kernels/softmax_dispatch.hpp"
+#include "kernels/softmax_families.hpp"
+
+namespace {
+
+using namespace smr;
+
+constexpr DType kDtypes[] = {DType::f32, DType::bf16, DType::f16};
+
+// Elements of guard band before and after the output.
+constexpr std::int64_t kGuard = 64;
+// Shapes larger than this are verified on a seeded sample of rows.
+constexpr std::int64_t kFullCheckElements = std::int64_t{1} << 22;
+constexpr std::int64_t kSampledRows = 48;
+
+struct StorageRun {
+  std::vector<float> y;  // M * ld_y elements as fp32 (poison where never written)
+  std::optional<std::string> guard_error, padding_error, input_error;
+};
+
+// Runs `launch` on x (fp32 values, already rounded to p.dtype) stored in p.dtype, with x and y
+// `x_off` / `y_off` elements past 16-byte aligned addresses (1: a misaligned base pointer).
+template <class LaunchFn>
+StorageRun run_storage(const Problem& p, const std::vector<float>& x, LaunchFn&& launch,
+                       std::size_t workspace_bytes, std::int64_t x_off = 0, std::int64_t y_off = 0) {
+  const auto b = static_cast<std::size_t>(dtype_bytes(p.dtype));
+  const std::vector<unsigned char> xs = to_storage(x, p.dtype);
+  const auto span = static_cast<std::size_t>(p.M * p.ld_y);
+  const auto front = static_cast<std::size_t>(kGuard + y_off);
+  const std::size_t y_elems = front + span + kGuard;
+
+  DeviceBuffer dx(static_cast<std::size_t>(x_off) * b + xs.size());
+  DeviceBuffer dy(y_elems * b);
+  DeviceBuffer dws(workspace_bytes);
+  CudaStream stream;
+  unsigned char* x_dev = dx.as<unsigned char>() + x_off * static_cast<std::int64_t>(b);
+  unsigned char* y_dev = dy.as<unsigned char>() + front * b;
+  CUDA_CHECK(cudaMemcpyAsync(x_dev, xs.data(), xs.size(), cudaMemcpyHostToDevice, stream.get()));
+  CUDA_CHECK(cudaMemsetAsync(dy.get(), kPoisonByte, y_elems * b, stream.get()));
+
+  Launch l;
+  l.x = x_dev;
+  l.y = y_dev;
+  l.p = p;
+  l.workspace = dws.get();
+  l.stream = stream.get();
+  launch(l);
+  stream.sync();
+
+  std::vector<unsigned char> all(y_elems * b);
+  CUDA_CHECK(cudaMemcpy(all.data(), dy.get(), all.size(), cudaMemcpyDeviceToHost));
+  std::vector<unsigned char> x_after(xs.size());
+  CUDA_CHECK(cudaMemcpy(x_after.data(), x_dev, xs.size(), cudaMemcpyDeviceToHost));
+
+  const std::vector<float> yf = from_storage(all, p.dtype);
+  StorageRun r;
+  r.y.assign(yf.begin() + static_cast<std::ptrdiff_t>(front),
+             yf.begin() + static_cast<std::ptrdiff_t>(front + span));
+  for (std::size_t i = 0; i < y_elems && !r.guard_error; ++i) {
+    if (i >= front && i < front + span) continue;
+    if (!is_poison(yf[i]))
+      r.guard_error = "guard band written at element offset " +
+                      std::to_string(static_cast<long long>(i) - static_cast<long long>(front));
+  }
+  r.padding_error = check_padding_untouched(p, r.y);
+  if (x_after != xs) r.input_error = "the kernel modified its input x";
+  return r;
+}
+
+std::string describe(const Problem& p, std::int64_t x_off, std::int64_t y_off, InputKind kind) {
+  std::ostringstream s;
+  s << "M = " << p.M << ", N = " << p.N << ", ld_x = " << p.ld_x << ", ld_y = " << p.ld_y << ", "
+    << to_string(p.dtype) << ", x offset " << x_off << ", y offset " << y_off << ", input "
+    << to_string(kind);
+  return s.str();
+}
+
+DeviceLimits device_limits() {
+  static const DeviceLimits d = query_device().limits();
+  return d;
+}
+
+// One case: input, run, every check. `plan` empty: the registry entry (the production path).
+void check_case(const Problem& p, InputKind kind, std::uint64_t seed,
+                const std::optional<SoftmaxPlan>& plan = std::nullopt, std::int64_t x_off = 0,
+                std::int64_t y_off = 0) {
+  const KernelInfo* k = find_kernel("softmax");
+  REQUIRE(k != nullptr);
+  const SoftmaxPlan shown = plan ? *plan : plan_softmax(p, device_limits());
+  INFO(describe(p, x_off, y_off, kind) << ", seed " << seed);
+  INFO("plan: " << summary(shown) << " -- " << shown.why);
+  std::vector<float> x = make_input(p, seed, kind);
+  round_to_storage(x, p.dtype);
+  StorageRun r;
+  if (plan) {
+    r = run_storage(
+        p, x, [&](const Launch& l) { launch_plan(*plan, l); }, split_workspace_bytes(p), x_off,
+        y_off);
+  } else {
+    r = run_storage(p, x, k->launch, k->workspace_bytes(p), x_off, y_off);
+  }
+  CHECK(r.guard_error.value_or("none") == "none");
+  CHECK(r.padding_error.value_or("none") == "none");
+  CHECK(r.input_error.value_or("none") == "none");
+  const std::vector<std::int64_t> rows =
+      p.elements() > kFullCheckElements ? sample_rows(p.M, kSampledRows, seed)
+                                        : std::vector<std::int64_t>{};
+  const VerifyResult v = verify_storage_output(p, x, r.y, rows);
+  INFO("max error " << v.max_rel_err << " (tolerance " << v.tolerance << "), " << v.detail);
+  CHECK(v.passed);
+}
+
+std::uint64_t next_seed() {
+  static std::uint64_t n = 0;
+  return test::case_seed(test::base_seed() ^ 0x50F7A11u, n++);
+}
+
+std::int64_t vec_elems(DType t) { return kVectorBytes / dtype_bytes(t); }
+
+// The split_row input that just exceeds what the card's shared memory can hold in one row.
+std::int64_t first_two_read_n(DType t, const DeviceLimits& d) {
+  for (std::int64_t n = std::int64_t{1} << 20;; n += n / 8) {
+    if (plan_softmax(dense(1, n, t), d).traffic == TrafficModel::two_read) return n;
+  }
+}
+
+}  // namespace
+
+TEST_CASE("production softmax: each family at the dispatch's edges, fp32 / bf16 / fp16",
+          "[gpu][softmax]") {
+  const DeviceLimits d = device_limits();
+  for (const DType t : kDtypes) {
+    std::set<SoftmaxFamily> hit;
+    std::vector<Problem> shapes;
+    // warp_rows: every tile edge (the capacities 8, 16, ... 1024) and its neighbours.
+    for (const TileShape s : warp_rows_tiles(t)) {
+      const std::int64_t cap = std::int64_t{s.threads_or_lanes} * s.vecs * vec_elems(t);
+      for (const std::int64_t n : {cap - 1, cap, cap + 1}) shapes.push_back(dense(133, n, t));
+    }
+    shapes.push_back(dense(131, 1, t));
+    // block_row: its first and last N, and the tile edges in between.
+    for (const std::int64_t n : {kWarpRowsMaxN + 1, std::int64_t{2047}, std::int64_t{2048},
+                                 std::int64_t{2049}, std::int64_t{8193}, kBlockRowMaxN - 1,
+                                 kBlockRowMaxN})
+      shapes.push_back(dense(40, n, t));
+    // cluster_row: its first N, the longest row a 16-block cluster holds, and one past it (split).
+    const std::int64_t cluster_max_n =
+        kMaxClusterSize * static_cast<std::int64_t>(kClusterSliceMax) / dtype_bytes(t);
+    const std::int64_t m16 = (d.sm_count + kMaxClusterSize - 1) / kMaxClusterSize;
+    shapes.push_back(dense(200, kBlockRowMaxN + 1, t));
+    shapes.push_back(dense(m16, cluster_max_n - 1, t));
+    shapes.push_back(dense(m16, cluster_max_n, t));
+    shapes.push_back(dense(m16, cluster_max_n + 1, t));
+    // Rows per wave: 256 KB rows take clusters of 4 only with M x 4 >= SMs.
+    const std::int64_t n256k = 256 * 1024 / dtype_bytes(t);
+    const std::int64_t m4 = (d.sm_count + 3) / 4;
+    shapes.push_back(dense(m4, n256k, t));
+    shapes.push_back(dense(m4 - 1, n256k, t));
+    // split_row: the first row too long for the card's shared memory (two reads), few rows.
+    shapes.push_back(dense(1, first_two_read_n(t, d), t));
+    shapes.push_back(dense(3, 300007, t));
+
+    for (const Problem& p : shapes) {
+      hit.insert(plan_softmax(p, d).family);
+      check_case(p, p.M >= 8 ? InputKind::mixed : InputKind::outliers, next_seed());
+    }
+    INFO("dtype " << to_string(t));
+    CHECK(hit.size() == 4);  // every family was exercised
+  }
+}
+
+TEST_CASE("production softmax: every candidate plan of a shape is correct", "[gpu][softmax]") {
+  const DeviceLimits d = device_limits();
+  const Problem shapes[] = {dense(133, 100), dense(64, 1000), dense(37, 3001), dense(20, 20000),
+                            dense(9, 65544), dense(40, 250000), dense(2, 2000003)};
+  for (const DType t : {DType::f32, DType::bf16}) {
+    for (Problem p : shapes) {
+      p.dtype = t;
+      for (const SoftmaxPlan& plan : candidate_plans(p, d)) {
+        if (plan.family == SoftmaxFamily::cluster_row &&
+            prod::cluster_row_active_clusters(plan, t) < 1)
+          continue;  // the device cannot place this cluster: the entry never picks it
+        check_case(p, InputKind::mixed, next_seed(), plan);
+      }
+    }
+  }
+}
+
+TEST_CASE("production softmax: bf16 and fp16 on every kind of hostile row", "[gpu][softmax]") {
+  constexpr InputKind kinds[] = {InputKind::normal,       InputKind::outliers,
+                                 InputKind::large,        InputKind::all_equal,
+                                 InputKind::some_neg_inf, InputKind::all_neg_inf,
+                                 InputKind::has_nan,      InputKind::has_pos_inf};
+  for (const DType t : {DType::bf16, DType::f16})
+    for (const InputKind kind : kinds)
+      for (const std::int64_t n : {std::int64_t{1000}, std::int64_t{5000}, std::int64_t{40000},
+                                   std::int64_t{600000}})
+        check_case(dense(3, n, t), kind, next_seed());
+}
+
+TEST_CASE("production softmax: padded and misaligned strides take the scalar path, correctly",
+          "[gpu][softmax]") {
+  for (const DType t : kDtypes) {
+    const std::int64_t V = vec_elems(t);
+    for (const std::int64_t n : {std::int64_t{33}, std::int64_t{1000}, std::int64_t{3001},
+                                 std::int64_t{20000}, std::int64_t{70001}, std::int64_t{600000}}) {
+      const std::int64_t m = std::clamp<std::int64_t>((std::int64_t{1} << 21) / n, 2, 150);
+      // ld = N + 1: rows start off 16-byte boundaries (scalar path).
+      check_case(Problem{m, n, n + 1, n + 1, t}, InputKind::mixed, next_seed());
+      // 16-byte-multiple padding, aligned pointers: the vector path on padded rows.
+      const std::int64_t ld = (n + V - 1) / V * V + V;
+      check_case(Problem{m, n, ld, ld + V, t}, InputKind::mixed, next_seed());
+      // Aligned strides but misaligned base pointers, x and y separately.
+      check_case(Problem{m, n, ld, ld, t}, InputKind::mixed, next_seed(), std::nullopt, 1, 0);
+      check_case(Problem{m, n, ld, ld, t}, InputKind::mixed, next_seed(), std::nullopt, 0, 1);
+    }
+  }
+}
+
+TEST_CASE("production softmax: repeated launches give bit-identical outputs", "[gpu][softmax]") {
+  // A missing barrier or a race on the cross-block partials shows as a result that moves.
+  const DeviceLimits d = device_limits();
+  const KernelInfo* k = find_kernel("softmax");
+  REQUIRE(k != nullptr);
+  for (const Problem& p : {dense(5, 1 << 20), dense(200, 1 << 17), dense(2, first_two_read_n(DType::f32, d)),
+                           dense(300, 5000, DType::bf16)}) {
+    INFO(summary(plan_softmax(p, d)));
+    std::vector<float> x = make_input(p, next_seed(), InputKind::normal);
+    const StorageRun a = run_storage(p, x, k->launch, k->workspace_bytes(p));
+    const StorageRun b = run_storage(p, x, k->launch, k->workspace_bytes(p));
+    REQUIRE(a.y.size() == b.y.size());
+    CHECK(std::memcmp(a.y.data(), b.y.data(), a.y.size() * sizeof(float)) == 0);
+  }
+}
+
+// ---- Tuning: time every candidate plan (hidden; run with "[.tune]") ---------------------------
+
+namespace {
+
+struct TuneShape {
+  std::int64_t M, N;
+};
+
+std::vector<TuneShape> tune_shapes() {
+  std::vector<TuneShape> s;
+  constexpr std::int64_t kTotal = std::int64_t{1} << 27;
+  for (int k = 5; k <= 22; ++k) s.push_back({kTotal >> k, std::int64_t{1} << k});
+  for (const std::int64_t n : {1000, 3000, 50257, 100000, 1000003}) s.push_back({kTotal / n, n});
+  s.push_back({1, std::int64_t{1} << 26});
+  s.push_back({8, std::int64_t{1} << 24});
+  return s;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+TEST_CASE("production softmax: time every candidate plan of the default sweep's shapes",
+          "[.tune][gpu][softmax]") {
+  const DeviceLimits d = device_limits();
+  constexpr std::int64_t kTotal = std::int64_t{1} << 27;
+  constexpr int kWarmup = 3, kSamples = 15;
+  std::vector<DType> dtypes{DType::f32, DType::bf16};
+  if (const char* e = std::getenv("SMR_TUNE_DTYPES")) {  // e.g. "fp32" or "bf16,fp16"
+    dtypes.clear();
+    std::stringstream ss(e);
+    for (std::string tok; std::getline(ss, tok, ',');)
+      if (auto t = parse_dtype(tok)) dtypes.push_back(*t);
+  }
+  nlohmann::json out = nlohmann::json::array();
+  L2Flusher flusher(static_cast<std::int64_t>(d.l2_bytes));
+  CudaStream stream;
+  CudaEvent start, stop;
+
+  // One random input of 2^27 elements, shared by every shape (each a dense view of it).
+  std::vector<float> x = make_input(dense(kTotal >> 10, 1 << 10), test::base_seed(), InputKind::normal);
+  for (const DType t : dtypes) {
+    std::vector<float> xt = x;
+    round_to_storage(xt, t);
+    const std::vector<unsigned char> xs = to_storage(xt, t);
+    const auto b = static_cast<std::size_t>(dtype_bytes(t));
+    DeviceBuffer dx(xs.size()), dy(xs.size());
+    CUDA_CHECK(cudaMemcpy(dx.get(), xs.data(), xs.size(), cudaMemcpyHostToDevice));
+    std::printf("\n%-6s %9s %9s  %-78s %10s %9s %6s\n", "dtype", "M", "N", "plan", "median_us",
+                "GB/s", "vs_def");
+    for (const TuneShape& s : tune_shapes()) {
+      const Problem p = dense(s.M, s.N, t);
+      DeviceBuffer dws(split_workspace_bytes(p));
+      double default_us = 0;
+      const std::vector<SoftmaxPlan> plans = candidate_plans(p, d);
+      for (std::size_t pi = 0; pi < plans.size(); ++pi) {
+        const SoftmaxPlan& plan = plans[pi];
+        if (plan.family == SoftmaxFamily::cluster_row &&
+            prod::cluster_row_active_clusters(plan, t) < 1)
+          continue;
+        Launch l;
+        l.x = dx.get();
+        l.y = dy.get();
+        l.p = p;
+        l.workspace = dws.get();
+        l.stream = stream.get();
+        for (int i = 0; i < kWarmup; ++i) launch_plan(plan, l);
+        std::vector<double> us;
+        for (int i = 0; i < kSamples; ++i) {
+          flusher.flush(stream.get());
+          start.record(stream.get());
+          launch_plan(plan, l);
+          stop.record(stream.get());
+          stream.sync();
+          us.push_back(stop.seconds_since(start) * 1e6);
+        }
+        const double med = median(us);
+        if (pi == 0) default_us = med;
+        // Verify a sample of rows of this plan's output.
+        const std::vector<std::int64_t> rows = sample_rows(p.M, 4, test::base_seed());
+        std::vector<float> y(static_cast<std::size_t>(p.M * p.ld_y), poison_value());
+        std::vector<unsigned char> row_bytes(static_cast<std::size_t>(p.N) * b);
+        for (const std::int64_t r : rows) {
+          CUDA_CHECK(cudaMemcpy(row_bytes.data(), dy.as<unsigned char>() + r * p.ld_y * b,
+                                row_bytes.size(), cudaMemcpyDeviceToHost));
+          const std::vector<float> yr = from_storage(row_bytes, t);
+          std::copy(yr.begin(), yr.end(), y.begin() + r * p.ld_y);
+        }
+        const VerifyResult v = verify_storage_output(p, xt, y, rows);
+        const double gbps = p.min_bytes() / (med * 1e-6) / 1e9;
+        std::printf("%-6s %9lld %9lld  %-78s %10.1f %9.0f %6.3f%s\n",
+                    std::string(to_string(t)).c_str(), static_cast<long long>(p.M),
+                    static_cast<long long>(p.N), summary(plan).c_str(), med, gbps,
+                    default_us / med, v.passed ? "" : "  VERIFY FAILED");
+        std::fflush(stdout);
+        CHECK(v.passed);
+        out.push_back({{"dtype", to_string(t)}, {"M", p.M}, {"N", p.N}, {"plan", summary(plan)},
+                       {"default", pi == 0}, {"why", plan.why},
+                       {"median_us", med}, {"min_us", *std::min_element(us.begin(), us.end())},
+                       {"effective_GBps", gbps}, {"verified", v.passed}});
+      }
+    }
+  }
+  if (const char* path = std::getenv("SMR_TUNE_JSON")) {
+    std::ofstream f(path);
+    f << out.dump(1) << "\n";
+  }
+}

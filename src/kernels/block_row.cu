@@ -1,0 +1,111 @@
+// block_row: medium rows (1024 < N <= 16384), one block per row, the row in registers.
+//
+// What changes from the lab's fused kernel (fused_row.cu), which is the same design: 16-byte
+// loads (one LDG.E.128 moves 4 fp32 or 8 bf16/fp16 elements), a tile of K vectors per thread with
+// all K loads issued before the first use, and one block-wide reduction of (max, sum) pairs
+// (row_stats.cuh) instead of a max reduction followed by a sum reduction: one round of barriers
+// instead of two. The tile is (threads, K) from a short list, chosen by the dispatch as the
+// smallest that holds N; the tail of a row that is not a whole number of vectors is patched
+// element by element (row_tile.cuh).
+//
+// Tiles: fp32 (128, 4) (256, 4) (512, 4) (512, 8) (1024, 8) -> 2048 .. 32768 elements;
+// bf16/fp16 (128, 2) (256, 2) (512, 2) (1024, 2) (512, 4) -> 2048 .. 16384 elements. A 16-bit
+// thread holds fewer vectors because ptxas keeps the widened fp32 copies of its elements live
+// (32 elements took ~104 registers), and a 1024-thread block must stay within 64.
+//
+// Cost per element: one read and one write (TrafficModel::fused); the same FLOPs as warp_rows.
+// Bound: DRAM bandwidth, if the SM holds enough rows at once: every thread has K x 16 bytes in
+// flight before its first barrier, and the launch bounds keep each thread within 64 registers so
+// that at least 1024 threads (64 KB .. 128 KB of loads) fit on an SM.
+//
+// Limits: N <= threads x K x V of the largest tile; M <= 2^31 - 1 (one block per row).
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include "kernels/cuda_check.hpp"
+#include "kernels/row_tile.cuh"
+#include "kernels/softmax_families.hpp"
+
+namespace smr::prod {
+
+namespace {
+
+template <int W, int kThreads, int K, class T>
+__device__ __forceinline__ void block_row_body(const T* __restrict__ x, T* __restrict__ y,
+                                               std::int64_t N, std::int64_t ld_x,
+                                               std::int64_t ld_y) {
+  const std::int64_t row = blockIdx.x;
+  const int t = static_cast<int>(threadIdx.x);
+  RowTile<T, K> tile;
+  load_tile<W, kThreads>(x + row * ld_x, N, t, tile);
+  const RowStats stats = block_allreduce<kThreads>(tile_stats(tile), MergeOp{});
+  store_tile<W, kThreads>(y + row * ld_y, N, t, tile, row_scale(stats));
+}
+
+// At least 1024 threads per SM: each thread within 64 registers.
+template <int kThreads>
+inline constexpr int kMinBlocks = kThreads >= 1024 ? 1 : 1024 / kThreads;
+
+template <class T, int kThreads, int K>
+__global__ void __launch_bounds__(kThreads, kMinBlocks<kThreads>)
+    block_row_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t N, std::int64_t ld_x,
+                     std::int64_t ld_y, bool vectorized) {
+  if (vectorized)
+    block_row_body<Vec<T>::kElems, kThreads, K>(x, y, N, ld_x, ld_y);
+  else
+    block_row_body<1, kThreads, K>(x, y, N, ld_x, ld_y);
+}
+
+template <int kThreads_, int K_>
+struct BlockTile {
+  static constexpr int kThreads = kThreads_;
+  static constexpr int K = K_;
+};
+template <class... Tiles>
+struct TileList {};
+
+// The instantiated tiles: keep in step with block_row_tiles() in softmax_dispatch.cpp.
+using Fp32Tiles = TileList<BlockTile<128, 4>, BlockTile<256, 4>, BlockTile<512, 4>,
+                           BlockTile<512, 8>, BlockTile<1024, 8>>;
+using Half16Tiles = TileList<BlockTile<128, 2>, BlockTile<256, 2>, BlockTile<512, 2>,
+                             BlockTile<1024, 2>, BlockTile<512, 4>>;
+
+template <class F, class... Tiles>
+bool with_tile(TileList<Tiles...>, int threads, int k, F&& f) {
+  return ((Tiles::kThreads == threads && Tiles::K == k ? (f(Tiles{}), true) : false) || ...);
+}
+
+}  // namespace
+
+void launch_block_row(const SoftmaxPlan& plan, const Launch& l) {
+  const Problem& p = l.p;
+  if (p.M > 0x7fffffff)
+    throw std::invalid_argument("block_row: M = " + std::to_string(p.M) +
+                                " exceeds the one-block-per-row grid limit of 2^31 - 1");
+  bool found = false;
+  with_storage(p.dtype, [&](auto type_tag) {
+    using T = decltype(type_tag);
+    using Tiles = std::conditional_t<sizeof(T) == 4, Fp32Tiles, Half16Tiles>;
+    found = with_tile(Tiles{}, plan.threads, plan.vecs, [&](auto tile) {
+      using Tile = decltype(tile);
+      if (static_cast<std::int64_t>(Tile::kThreads) * Tile::K * Vec<T>::kElems < p.N)
+        throw std::invalid_argument("block_row: tile T=" + std::to_string(Tile::kThreads) +
+                                    " K=" + std::to_string(Tile::K) + " holds fewer than N = " +
+                                    std::to_string(p.N) + " elements");
+      const bool vectorized = is_vector_aligned(l.x, p.ld_x, sizeof(T)) &&
+                              is_vector_aligned(l.y, p.ld_y, sizeof(T));
+      block_row_kernel<T, Tile::kThreads, Tile::K>
+          <<<static_cast<unsigned>(p.M), Tile::kThreads, 0, l.stream>>>(
+              static_cast<const T*>(l.x), static_cast<T*>(l.y), p.N, p.ld_x, p.ld_y, vectorized);
+      CUDA_CHECK_LAUNCH();
+    });
+  });
+  if (!found)
+    throw std::invalid_argument("block_row: no instantiated tile T=" +
+                                std::to_string(plan.threads) + " K=" + std::to_string(plan.vecs) +
+                                " for " + std::string(to_string(p.dtype)));
+}
+
+}  // namespace smr::prod

@@ -1,0 +1,174 @@
+// cluster_row: long rows (16384 < N, up to 16 x 112 KB per row), the row held on chip across a
+// thread-block cluster.
+//
+// What changes from block_row: a row too long for one block's registers is cut into C slices
+// (C = 1, 2, 4, 8, 16), one per block of a cluster (Hopper: blocks of a cluster run at the same
+// time on neighbouring SMs and can read each other's shared memory). Each block copies its slice
+// into shared memory once (TMA bulk copies, row_slice.cuh), computes the slice's (max, sum),
+// and publishes it in its shared memory; after cluster.sync() every warp of every block reads the
+// C pairs through distributed shared memory (cluster.map_shared_rank) and merges them in rank
+// order -- every block gets the same row statistics -- and then writes its slice from shared
+// memory. x is read from DRAM once, y written once, like the register kernels: no second pass and
+// no workspace, for rows up to ~1.8 MB.
+//
+// C is the smallest power of two that makes a slice at most 64 KB (three blocks per SM), else at
+// most 112 KB (two per SM: one block's exchange and write overlap another's copy); clusters
+// above 8 blocks need cudaFuncAttributeNonPortableClusterSizeAllowed. The launcher asks
+// cudaOccupancyMaxActiveClusters whether the device can place such a cluster at all
+// (cluster_row_active_clusters), and the registry entry falls back to a smaller cluster (or
+// split_row) when it cannot.
+//
+// Cost per element: one read, one write (TrafficModel::fused); shared memory: one TMA write and
+// two 16-byte reads per vector; FLOPs: 2 exponentials per element (one for the statistics, one
+// for the output) plus one per vector for the merge. Bound: DRAM bandwidth, if enough slices are
+// being copied at once: each SM holds 2-3 blocks with 64-112 KB of copies in flight.
+//
+// The cluster exchange keeps each block alive until every block of its cluster has read its
+// partial: the final cluster barrier (arrive after reading, wait before exiting).
+#include <cooperative_groups.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "kernels/cuda_check.hpp"
+#include "kernels/row_slice.cuh"
+#include "kernels/softmax_families.hpp"
+
+namespace smr::prod {
+
+namespace cg = cooperative_groups;
+
+namespace {
+
+// Two blocks per SM must fit: the launch bounds keep a thread within 64 registers.
+template <class T>
+__global__ void __launch_bounds__(kSliceThreads, 2)
+    cluster_row_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t N,
+                       std::int64_t ld_x, std::int64_t ld_y, std::int64_t slice, bool x_vec,
+                       bool y_vec) {
+  static_assert(kSliceThreads % kWarpSize == 0);
+  extern __shared__ __align__(kVecBytes) unsigned char slice_smem[];
+#pragma nv_diag_suppress static_var_with_dynamic_init
+  __shared__ BlockBarrier bars[kSliceChunks];
+  __shared__ RowStats block_stats;  // this block's partial, read by the whole cluster
+
+  const cg::cluster_group cluster = cg::this_cluster();
+  const int C = static_cast<int>(cluster.num_blocks());
+  const int rank = static_cast<int>(cluster.block_rank());
+  const std::int64_t row = blockIdx.x / C;  // 1-D clusters tile the grid: blocks row*C .. row*C+C-1
+  const std::int64_t begin = rank * slice;
+  const std::int64_t n = std::max<std::int64_t>(0, std::min(slice, N - begin));
+  T* s = reinterpret_cast<T*>(slice_smem);
+
+  init_slice_barriers(bars);
+  SliceBarriers sb{bars, {}};
+  const std::int64_t tma_vecs = issue_slice_copy(s, x + row * ld_x + begin, n, x_vec, sb);
+  const RowStats mine = block_allreduce<kSliceThreads>(slice_stats(s, n, tma_vecs, sb), MergeOp{});
+  if (threadIdx.x == 0) block_stats = mine;
+
+  // Every block's partial is in its shared memory and visible to the cluster after this barrier.
+  cluster.sync();
+  const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
+  const RowStats part = lane < C ? *cluster.map_shared_rank(&block_stats, lane) : empty_stats();
+  const RowStats row_stats = warp_allreduce(part, MergeOp{});
+  auto done_reading = cluster.barrier_arrive();
+
+  write_slice(s, y + row * ld_y + begin, n, y_vec, row_scale(row_stats));
+
+  // No block may exit (and free its shared memory) while another still reads its partial.
+  cluster.barrier_wait(std::move(done_reading));
+}
+
+// Once per process and type: the dynamic shared memory limit and the 16-block opt-in.
+template <class T>
+void prepare() {
+  static const bool done = [] {
+    const auto kernel = cluster_row_kernel<T>;
+    int device = 0, optin = 0;
+    CUDA_CHECK(cudaGetDevice(&device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    cudaFuncAttributes attrs{};
+    CUDA_CHECK(cudaFuncGetAttributes(&attrs, kernel));
+    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    optin - static_cast<int>(attrs.sharedSizeBytes)));
+    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+    return true;
+  }();
+  (void)done;
+}
+
+template <class T>
+cudaLaunchConfig_t cluster_config(const SoftmaxPlan& plan, const Launch& l,
+                                  cudaLaunchAttribute* attr) {
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(static_cast<unsigned>(l.p.M * plan.cluster));
+  cfg.blockDim = dim3(kSliceThreads);
+  cfg.dynamicSmemBytes = plan.smem_bytes;
+  cfg.stream = l.stream;
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = static_cast<unsigned>(plan.cluster);
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  return cfg;
+}
+
+void check_plan(const SoftmaxPlan& plan, const Problem& p) {
+  const bool pow2 = plan.cluster >= 1 && (plan.cluster & (plan.cluster - 1)) == 0;
+  if (!pow2 || plan.cluster > kMaxClusterSize)
+    throw std::invalid_argument("cluster_row: cluster size " + std::to_string(plan.cluster) +
+                                " is not a power of two in 1..16");
+  if (plan.slice < 1 || plan.slice % (kVecBytes / dtype_bytes(p.dtype)) != 0 ||
+      plan.slice * plan.cluster < p.N ||
+      plan.smem_bytes < static_cast<std::size_t>(plan.slice * dtype_bytes(p.dtype)))
+    throw std::invalid_argument("cluster_row: slice " + std::to_string(plan.slice) + " x " +
+                                std::to_string(plan.cluster) + " blocks does not cover N = " +
+                                std::to_string(p.N) + " in whole vectors within " +
+                                std::to_string(plan.smem_bytes) + " bytes");
+  if (p.M * plan.cluster > 0x7fffffff)
+    throw std::invalid_argument("cluster_row: M x C = " + std::to_string(p.M * plan.cluster) +
+                                " blocks exceed the grid limit of 2^31 - 1");
+}
+
+}  // namespace
+
+void launch_cluster_row(const SoftmaxPlan& plan, const Launch& l) {
+  const Problem& p = l.p;
+  check_plan(plan, p);
+  with_storage(p.dtype, [&](auto type_tag) {
+    using T = decltype(type_tag);
+    const auto kernel = cluster_row_kernel<T>;
+    prepare<T>();
+    cudaLaunchAttribute attr[1];
+    const cudaLaunchConfig_t cfg = cluster_config<T>(plan, l, attr);
+    const bool x_vec = is_vector_aligned(l.x, p.ld_x, sizeof(T));
+    const bool y_vec = is_vector_aligned(l.y, p.ld_y, sizeof(T));
+    CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, static_cast<const T*>(l.x), static_cast<T*>(l.y),
+                                  p.N, p.ld_x, p.ld_y, plan.slice, x_vec, y_vec));
+    CUDA_CHECK_LAUNCH();
+  });
+}
+
+int cluster_row_active_clusters(const SoftmaxPlan& plan, DType t) {
+  int clusters = 0;
+  with_storage(t, [&](auto type_tag) {
+    using T = decltype(type_tag);
+    const auto kernel = cluster_row_kernel<T>;
+    prepare<T>();
+    Launch one;
+    one.p = dense(1, plan.slice * plan.cluster, t);
+    cudaLaunchAttribute attr[1];
+    cudaLaunchConfig_t cfg = cluster_config<T>(plan, one, attr);
+    cfg.gridDim = dim3(static_cast<unsigned>(plan.cluster));
+    // An error here (a cluster the device can never place) counts as none.
+    if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg) != cudaSuccess) {
+      (void)cudaGetLastError();
+      clusters = 0;
+    }
+  });
+  return clusters;
+}
+
+}  // namespace smr::prod

@@ -1,0 +1,156 @@
+// A slice of a row held in shared memory by one block (device code): the part cluster_row.cu and
+// split_row.cu share.
+//
+// Loading. Thread 0 hands the slice's whole 16-byte vectors to the copy engine (TMA bulk copy,
+// cp.async.bulk.shared::cluster.global through libcu++'s cuda::device::memcpy_async_tx) in
+// kSliceChunks chunks, each completing on its own barrier (an mbarrier that counts the bytes
+// that landed); every thread then waits for chunk 0, works on it while chunks 1.. are still in
+// flight, waits for chunk 1, and so on. One instruction moves up to a quarter of the slice: the
+// bytes in flight do not depend on how many loads the threads can issue, and no register holds
+// them. What the copy engine cannot take -- the slice's last partial vector, or everything when
+// the row is not 16-byte aligned -- the threads copy element by element.
+//
+// Working. The statistics read the slice from shared memory 16 bytes at a time (LDS.128), one
+// (max, sum) merge per vector; the output pass reads it again, computes exp(x - max) / sum and
+// stores 16-byte vectors (or single elements when y is not aligned).
+//
+// Ordering. The barriers are initialised once per block (init + fence.proxy.async, so that the
+// copy engine sees them initialised). A block that reuses its shared memory for another slice
+// (split_row) must __syncthreads() after its last read, and thread 0 issues a proxy fence before
+// the next copy: the copy engine's writes are ordered after the threads' reads.
+#pragma once
+
+#include <cuda/barrier>
+#include <cuda/ptx>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "kernels/row_stats.cuh"
+#include "kernels/storage.cuh"
+
+namespace smr::prod {
+
+inline constexpr int kSliceChunks = 4;
+using BlockBarrier = cuda::barrier<cuda::thread_scope_block>;
+
+struct SliceBarriers {
+  BlockBarrier* bars;                                   // kSliceChunks barriers in shared memory
+  BlockBarrier::arrival_token tokens[kSliceChunks];     // this thread's arrival on each
+};
+
+// Once per block, before any copy: every thread of the block arrives on every chunk's barrier.
+__device__ __forceinline__ void init_slice_barriers(BlockBarrier* bars) {
+  if (threadIdx.x == 0) {
+#pragma unroll
+    for (int c = 0; c < kSliceChunks; ++c) init(&bars[c], blockDim.x);
+    cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);  // make the init visible to the copy engine
+  }
+  __syncthreads();
+}
+
+// Vectors [begin, end) of chunk c when `vecs` vectors are split into kSliceChunks chunks.
+struct VecRange {
+  std::int64_t begin, end;
+};
+__device__ __forceinline__ VecRange chunk_range(int c, std::int64_t vecs) {
+  const std::int64_t per = (vecs + kSliceChunks - 1) / kSliceChunks;
+  const std::int64_t b = c * per < vecs ? c * per : vecs;
+  const std::int64_t e = b + per < vecs ? b + per : vecs;
+  return VecRange{b, e};
+}
+
+// Starts copying src[0, n) into s[0, n). Returns the number of whole vectors the copy engine
+// brings (the rest, from that many vectors on, is copied by the threads before this returns, and
+// becomes visible to the block at slice_stats' barrier). Every thread of the block must call it.
+template <class T>
+__device__ __forceinline__ std::int64_t issue_slice_copy(T* s, const T* src, std::int64_t n,
+                                                         bool x_vec, SliceBarriers& sb) {
+  constexpr int V = Vec<T>::kElems;
+  const std::int64_t tma_vecs = x_vec ? n / V : 0;
+  if (threadIdx.x == 0) {
+    // Order the block's earlier reads of this shared memory (a previous slice) before the copy
+    // engine's writes.
+    cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
+#pragma unroll
+    for (int c = 0; c < kSliceChunks; ++c) {
+      const VecRange r = chunk_range(c, tma_vecs);
+      const auto bytes = static_cast<std::uint32_t>((r.end - r.begin) * kVecBytes);
+      if (bytes > 0) {
+        cuda::device::memcpy_async_tx(s + r.begin * V, src + r.begin * V,
+                                      cuda::aligned_size_t<kVecBytes>(bytes), sb.bars[c]);
+        sb.tokens[c] = cuda::device::barrier_arrive_tx(sb.bars[c], 1, bytes);
+      } else {
+        sb.tokens[c] = sb.bars[c].arrive();
+      }
+    }
+  } else {
+#pragma unroll
+    for (int c = 0; c < kSliceChunks; ++c) sb.tokens[c] = sb.bars[c].arrive();
+  }
+  for (std::int64_t j = tma_vecs * V + threadIdx.x; j < n; j += blockDim.x) s[j] = __ldg(src + j);
+  return tma_vecs;
+}
+
+// (max, sum) of this thread's vectors [begin, end) of a shared-memory slice (stride: the block).
+template <class T>
+__device__ __forceinline__ RowStats smem_vec_stats(const T* s, std::int64_t begin, std::int64_t end,
+                                                   RowStats st) {
+  constexpr int V = Vec<T>::kElems;
+  const Vec<T>* sv = reinterpret_cast<const Vec<T>*>(s);
+  for (std::int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
+    const Vec<T> v = sv[i];
+    float f[V];
+#pragma unroll
+    for (int e = 0; e < V; ++e) f[e] = to_float(v.e[e]);
+    st = merge(st, stats_of(f));
+  }
+  return st;
+}
+
+// This thread's (max, sum) over the whole slice s[0, n): waits for each chunk in turn, then (after
+// a block barrier) takes what the threads copied. Every thread of the block must call it.
+template <class T>
+__device__ __forceinline__ RowStats slice_stats(const T* s, std::int64_t n, std::int64_t tma_vecs,
+                                                SliceBarriers& sb) {
+  constexpr int V = Vec<T>::kElems;
+  RowStats st = empty_stats();
+#pragma unroll
+  for (int c = 0; c < kSliceChunks; ++c) {
+    sb.bars[c].wait(static_cast<BlockBarrier::arrival_token&&>(sb.tokens[c]));
+    const VecRange r = chunk_range(c, tma_vecs);
+    st = smem_vec_stats(s, r.begin, r.end, st);
+  }
+  __syncthreads();  // the element-wise copies of every thread are in shared memory
+  st = smem_vec_stats(s, tma_vecs, n / V, st);
+  for (std::int64_t j = n / V * V + threadIdx.x; j < n; j += blockDim.x) {
+    const float f[1] = {to_float(s[j])};
+    st = merge(st, stats_of(f));
+  }
+  return st;
+}
+
+// y = softmax of the slice s[0, n), written to dst[0, n): 16-byte stores when y_vec.
+template <class T>
+__device__ __forceinline__ void write_slice(const T* s, T* dst, std::int64_t n, bool y_vec,
+                                            RowScale r) {
+  constexpr int V = Vec<T>::kElems;
+  const Vec<T>* sv = reinterpret_cast<const Vec<T>*>(s);
+  const std::int64_t vecs = n / V;
+  for (std::int64_t i = threadIdx.x; i < vecs; i += blockDim.x) {
+    const Vec<T> v = sv[i];
+    Vec<T> out;
+#pragma unroll
+    for (int e = 0; e < V; ++e) out.e[e] = from_float<T>(softmax_value(to_float(v.e[e]), r));
+    if (y_vec) {
+      store_vec(dst + i * V, out);
+    } else {
+#pragma unroll
+      for (int e = 0; e < V; ++e) dst[i * V + e] = out.e[e];
+    }
+  }
+  for (std::int64_t j = vecs * V + threadIdx.x; j < n; j += blockDim.x)
+    dst[j] = from_float<T>(softmax_value(to_float(s[j]), r));
+}
+
+}  // namespace smr::prod

@@ -1,0 +1,133 @@
+// A row held in registers by kLanes threads, K 16-byte vectors each (device code): the tile that
+// warp_rows.cu (kLanes = 1..32 lanes of a warp) and block_row.cu (kLanes = the whole block) share.
+//
+// Which elements a thread holds. Thread `lane` (0 .. kLanes-1) owns groups of W elements,
+//     group q (q = 0 .. K*V/W - 1) = elements [(q * kLanes + lane) * W, ... + W)
+// W = V (4 fp32 or 8 bf16/fp16 elements, one 16-byte access) on the vector path: for each q the
+// kLanes threads read kLanes consecutive 16-byte vectors, a fully coalesced access, and a thread's
+// K loads are independent, all issued before any is used. W = 1 on the scalar path (rows that are
+// not 16-byte aligned): for each q consecutive threads read consecutive elements. Either way the
+// group sits at register slots [q * W, q * W + W) of the thread's tile, so the statistics and the
+// output do not care which path loaded it. Elements past the row's end hold -inf (max ignores
+// them, exp gives 0) and are never stored.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "kernels/row_stats.cuh"
+#include "kernels/storage.cuh"
+
+namespace smr::prod {
+
+template <class T, int K>
+struct RowTile {
+  static constexpr int kVecs = K;
+  static constexpr int kElems = K * Vec<T>::kElems;
+  Vec<T> v[K];
+  __device__ __forceinline__ T& at(int i) { return v[i / Vec<T>::kElems].e[i % Vec<T>::kElems]; }
+  __device__ __forceinline__ const T& at(int i) const {
+    return v[i / Vec<T>::kElems].e[i % Vec<T>::kElems];
+  }
+};
+
+// How many of the groups q = 0, 1, ... of lane `lane` (group q is number q * kLanes + lane of the
+// row) lie among the row's first `groups` groups.
+template <int kLanes>
+__device__ __forceinline__ int groups_for_lane(std::int64_t groups, int lane) {
+  return lane < groups ? static_cast<int>((groups - lane + kLanes - 1) / kLanes) : 0;
+}
+
+// Loads elements [0, n) of `row` into the tile (n <= kLanes * K * V; n = 0 fills -inf only).
+//
+// Vector path: whole vectors are loaded with one predicated 16-byte load each; the row's last,
+// partial vector (only when n is not a multiple of V) is patched afterwards element by element.
+// Keeping the partial case out of the per-vector code keeps the register count near the tile's
+// 4K registers plus addresses: a per-vector "full or partial" branch made ptxas keep both
+// versions of every vector live (123 registers instead of 74 for warp_rows, fp32, K = 8).
+template <int W, int kLanes, class T, int K>
+__device__ __forceinline__ void load_tile(const T* row, std::int64_t n, int lane, RowTile<T, K>& t) {
+  constexpr int V = Vec<T>::kElems;
+  static_assert(W == V || W == 1, "a group is one vector or one element");
+  constexpr int kGroups = K * V / W;
+  // Groups q < valid lie inside the row for this lane: one 32-bit compare with a constant per
+  // group, and each address is `mine` plus a compile-time offset.
+  const std::int64_t groups = W == V ? n / V : n;  // whole groups in the row
+  const int valid = groups_for_lane<kLanes>(groups, lane);
+  const T* mine = row + static_cast<std::int64_t>(lane) * W;
+  if constexpr (W == V) {
+#pragma unroll
+    for (int q = 0; q < K; ++q) {
+      if (q < valid) {
+        t.v[q] = load_vec(mine + q * kLanes * V);
+      } else {
+#pragma unroll
+        for (int e = 0; e < V; ++e) t.v[q].e[e] = storage_neg_inf<T>();
+      }
+    }
+    const int rest = static_cast<int>(n - groups * V);
+    if (rest != 0 && groups % kLanes == lane) {  // this thread owns the partial vector
+      const std::int64_t q_tail = groups / kLanes;
+#pragma unroll
+      for (int q = 0; q < K; ++q)
+        if (q == q_tail)
+#pragma unroll
+          for (int e = 0; e < V; ++e)
+            if (e < rest) t.v[q].e[e] = __ldg(row + groups * V + e);
+    }
+  } else {
+#pragma unroll
+    for (int q = 0; q < kGroups; ++q)
+      t.at(q) = q < valid ? __ldg(mine + q * kLanes) : storage_neg_inf<T>();
+  }
+}
+
+// (max, sum) of this thread's part of the row: the max first, then one exponential per element.
+// Elements are widened to fp32 where they are used (twice), not copied into a widened array.
+template <class T, int K>
+__device__ __forceinline__ RowStats tile_stats(const RowTile<T, K>& t) {
+  constexpr int n = RowTile<T, K>::kElems;
+  float m = to_float(t.at(0));
+#pragma unroll
+  for (int i = 1; i < n; ++i) m = fmaxf(m, to_float(t.at(i)));
+  const float reference = exp_reference(m);
+  float s = 0.0f;
+#pragma unroll
+  for (int i = 0; i < n; ++i) s += exp_shifted(to_float(t.at(i)), reference);
+  return RowStats{m, s};
+}
+
+// Writes softmax of the tile's elements [0, n) to `row`, through the same mapping as load_tile.
+template <int W, int kLanes, class T, int K>
+__device__ __forceinline__ void store_tile(T* row, std::int64_t n, int lane, const RowTile<T, K>& t,
+                                           RowScale r) {
+  constexpr int V = Vec<T>::kElems;
+  constexpr int kGroups = K * V / W;
+  const std::int64_t groups = W == V ? n / V : n;
+  const int valid = groups_for_lane<kLanes>(groups, lane);
+  T* mine = row + static_cast<std::int64_t>(lane) * W;
+  if constexpr (W == V) {
+    const int rest = static_cast<int>(n - groups * V);
+    const bool owns_tail = rest != 0 && groups % kLanes == lane;
+#pragma unroll
+    for (int q = 0; q < K; ++q) {
+      Vec<T> out;
+#pragma unroll
+      for (int e = 0; e < V; ++e) out.e[e] = from_float<T>(softmax_value(to_float(t.v[q].e[e]), r));
+      if (q < valid) {
+        store_vec(mine + q * kLanes * V, out);
+      } else if (owns_tail && q == valid) {
+#pragma unroll
+        for (int e = 0; e < V; ++e)
+          if (e < rest) row[groups * V + e] = out.e[e];
+      }
+    }
+  } else {
+#pragma unroll
+    for (int q = 0; q < kGroups; ++q)
+      if (q < valid) mine[q * kLanes] = from_float<T>(softmax_value(to_float(t.at(q)), r));
+  }
+}
+
+}  // namespace smr::prod

@@ -1,0 +1,314 @@
+// The production softmax's dispatch (softmax_dispatch.hpp): shape and dtype -> kernel plan.
+// Pure host code; every number a plan holds is derived here from the Problem and DeviceLimits.
+#include "kernels/softmax_dispatch.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace smr {
+
+namespace {
+
+using i64 = std::int64_t;
+
+i64 ceil_div(i64 a, i64 b) { return (a + b - 1) / b; }
+i64 round_up(i64 a, i64 b) { return ceil_div(a, b) * b; }
+i64 round_down(i64 a, i64 b) { return a / b * b; }
+
+// Elements of one 16-byte vector: 4 for fp32, 8 for bf16/fp16.
+i64 vec_elems(DType t) { return kVectorBytes / dtype_bytes(t); }
+
+std::string kib(double bytes) {
+  if (bytes >= 1024.0 * 1024.0) return fmt::format("{:.3g} MiB", bytes / (1024.0 * 1024.0));
+  if (bytes >= 1024.0) return fmt::format("{:.3g} KiB", bytes / 1024.0);
+  return fmt::format("{:.0f} B", bytes);
+}
+
+void check_problem(const Problem& p) {
+  if (p.M < 1) throw std::invalid_argument(fmt::format("softmax dispatch: M = {} must be >= 1", p.M));
+  if (p.N < 1) throw std::invalid_argument(fmt::format("softmax dispatch: N = {} must be >= 1", p.N));
+  if (p.ld_x < p.N)
+    throw std::invalid_argument(
+        fmt::format("softmax dispatch: ld_x = {} is less than N = {}", p.ld_x, p.N));
+  if (p.ld_y < p.N)
+    throw std::invalid_argument(
+        fmt::format("softmax dispatch: ld_y = {} is less than N = {}", p.ld_y, p.N));
+}
+
+std::string shape_words(const Problem& p) {
+  return fmt::format("M = {}, N = {} {} ({} rows)", p.M, p.N, to_string(p.dtype),
+                     kib(static_cast<double>(p.N) * dtype_bytes(p.dtype)));
+}
+
+// ---- warp_rows ---------------------------------------------------------------------------------
+
+SoftmaxPlan warp_rows_plan(const Problem& p, TileShape tile) {
+  SoftmaxPlan s;
+  s.family = SoftmaxFamily::warp_rows;
+  s.threads = kWarpRowsThreads;
+  s.lanes_per_row = tile.threads_or_lanes;
+  s.vecs = tile.vecs;
+  s.capacity = static_cast<i64>(tile.threads_or_lanes) * tile.vecs * vec_elems(p.dtype);
+  s.grid = 0;  // persistent: the launcher fills the card (occupancy API) or covers M, if fewer
+  s.rows_in_flight = 0;
+  s.why = fmt::format(
+      "{}: warp_rows, {} lane(s) per row x {} 16-byte vector(s) per lane = {} elements in "
+      "registers, {} rows per warp, grid-stride over rows on a grid sized to the card",
+      shape_words(p), s.lanes_per_row, s.vecs, s.capacity, 32 / s.lanes_per_row);
+  return s;
+}
+
+// ---- block_row ---------------------------------------------------------------------------------
+
+SoftmaxPlan block_row_plan(const Problem& p, TileShape tile) {
+  SoftmaxPlan s;
+  s.family = SoftmaxFamily::block_row;
+  s.threads = tile.threads_or_lanes;
+  s.vecs = tile.vecs;
+  s.capacity = static_cast<i64>(tile.threads_or_lanes) * tile.vecs * vec_elems(p.dtype);
+  s.grid = p.M;
+  s.why = fmt::format(
+      "{}: block_row, one block per row, {} threads x {} 16-byte vectors = {} elements in "
+      "registers, every load issued before the first reduction",
+      shape_words(p), s.threads, s.vecs, s.capacity);
+  return s;
+}
+
+// ---- cluster_row -------------------------------------------------------------------------------
+
+std::size_t slice_smem_limit(const DeviceLimits& d) {
+  return d.shared_bytes_per_block > kSliceStaticSmem ? d.shared_bytes_per_block - kSliceStaticSmem
+                                                     : 0;
+}
+
+// The cluster plan with C blocks per row, or a plan with cluster = 0 when its slice does not fit.
+SoftmaxPlan cluster_plan(const Problem& p, const DeviceLimits& d, int C) {
+  SoftmaxPlan s;
+  s.family = SoftmaxFamily::cluster_row;
+  s.cluster = 0;
+  const i64 b = dtype_bytes(p.dtype);
+  const i64 slice = round_up(ceil_div(p.N, C), vec_elems(p.dtype));
+  const auto slice_bytes = static_cast<std::size_t>(slice * b);
+  if (slice_bytes > slice_smem_limit(d)) return s;
+  s.cluster = C;
+  s.slices = C;
+  s.threads = kSliceThreads;
+  s.slice = slice;
+  s.resident = slice;
+  s.smem_bytes = slice_bytes;
+  s.grid = p.M * C;
+  const std::size_t per_block = slice_bytes + kSliceStaticSmem + kSmemReservedPerBlock;
+  const i64 blocks_per_sm = std::max<i64>(1, static_cast<i64>(smem_per_sm(d) / per_block));
+  s.rows_in_flight = std::max<i64>(1, std::min<i64>(p.M, blocks_per_sm * d.sm_count / C));
+  s.why = fmt::format(
+      "{}: cluster_row, a cluster of {} block(s) per row, {} elements ({}) per block held in "
+      "shared memory (TMA bulk copy), (max, sum) exchanged through distributed shared memory; "
+      "x read once",
+      shape_words(p), C, slice, kib(static_cast<double>(slice_bytes)));
+  return s;
+}
+
+// The smallest cluster whose slice is at most `target` bytes, or cluster = 0.
+SoftmaxPlan smallest_cluster(const Problem& p, const DeviceLimits& d, int max_cluster,
+                             std::size_t target) {
+  for (int C = 1; C <= max_cluster; C *= 2) {
+    SoftmaxPlan s = cluster_plan(p, d, C);
+    if (s.cluster > 0 && s.smem_bytes <= target) return s;
+  }
+  SoftmaxPlan none;
+  none.cluster = 0;
+  return none;
+}
+
+// ---- split_row ---------------------------------------------------------------------------------
+
+SoftmaxPlan split_plan(const Problem& p, const DeviceLimits& d, bool prefetch) {
+  SoftmaxPlan s;
+  s.family = SoftmaxFamily::split_row;
+  s.threads = kSliceThreads;
+  s.prefetch = prefetch;
+  const i64 b = dtype_bytes(p.dtype);
+  const i64 V = vec_elems(p.dtype);
+  const i64 grid_max = static_cast<i64>(d.sm_count) * kSplitBlocksPerSm;
+  // Shared memory per block with kSplitBlocksPerSm blocks on every SM.
+  const std::size_t per_sm = smem_per_sm(d) / kSplitBlocksPerSm;
+  const std::size_t usable =
+      std::min(per_sm > kSmemReservedPerBlock + kSliceStaticSmem
+                   ? per_sm - kSmemReservedPerBlock - kSliceStaticSmem
+                   : 0,
+               slice_smem_limit(d));
+  const i64 cap = std::max<i64>(V, round_down(static_cast<i64>(usable) / b, V));
+  const i64 slices_max = std::max<i64>(1, ceil_div(p.N, kMinSplitSlice));
+  const i64 slices_needed = ceil_div(p.N, cap);  // slices that hold a whole row on chip
+  i64 R = 1, S = 1;
+  if (slices_needed <= grid_max) {
+    // Whole rows fit on chip: R rows at once, balanced so the last wave is as full as the first.
+    R = std::min<i64>(p.M, grid_max / slices_needed);
+    const i64 waves = ceil_div(p.M, R);
+    R = ceil_div(p.M, waves);
+    S = std::min<i64>(grid_max / R, slices_max);
+    S = std::max<i64>(S, slices_needed);
+  } else {
+    S = std::min<i64>(grid_max, slices_max);
+  }
+  const i64 slice = round_up(ceil_div(p.N, S), V);
+  S = ceil_div(p.N, slice);  // no empty slices
+  s.slices = static_cast<int>(S);
+  s.slice = slice;
+  s.resident = std::min(slice, cap);
+  s.rows_in_flight = R;
+  s.grid = R * S;
+  s.smem_bytes = static_cast<std::size_t>(s.resident * b);
+  const std::size_t partials = static_cast<std::size_t>(round_up(p.M * S * 8, 16));
+  s.workspace_bytes = partials + static_cast<std::size_t>(p.M) * 4;
+  const bool on_chip = s.resident == s.slice;
+  s.traffic = on_chip ? TrafficModel::fused : TrafficModel::two_read;
+  const double reread = on_chip ? 0.0 : 1.0 - static_cast<double>(S * s.resident) /
+                                                  static_cast<double>(p.N);
+  s.why = fmt::format(
+      "{}: split_row, each row over {} blocks of a co-resident grid of {} ({} row(s) at a time), "
+      "{} elements per block{}; (max, sum) partials through global memory{}",
+      shape_words(p), S, s.grid, R, slice,
+      on_chip ? fmt::format(" held in shared memory ({}): x read once",
+                            kib(static_cast<double>(s.smem_bytes)))
+              : fmt::format(", the first {} ({}) held in shared memory, the rest ({:.0f}% of the "
+                            "row) read twice, the second time in reverse so its tail hits L2",
+                            s.resident, kib(static_cast<double>(s.smem_bytes)), 100.0 * reread),
+      prefetch ? ", the next slice prefetched into L2 while a row waits for its partials" : "");
+  return s;
+}
+
+bool same_plan(const SoftmaxPlan& a, const SoftmaxPlan& b) {
+  return a.family == b.family && a.threads == b.threads && a.lanes_per_row == b.lanes_per_row &&
+         a.vecs == b.vecs && a.cluster == b.cluster && a.slices == b.slices && a.slice == b.slice &&
+         a.resident == b.resident && a.grid == b.grid && a.prefetch == b.prefetch;
+}
+
+}  // namespace
+
+std::string_view to_string(SoftmaxFamily f) {
+  switch (f) {
+    case SoftmaxFamily::warp_rows: return "warp_rows";
+    case SoftmaxFamily::block_row: return "block_row";
+    case SoftmaxFamily::cluster_row: return "cluster_row";
+    case SoftmaxFamily::split_row: return "split_row";
+  }
+  return "?";
+}
+
+std::vector<TileShape> warp_rows_tiles(DType t) {
+  // 8 elements per lane (2 vectors of fp32, 1 of bf16/fp16) while lanes are added; at 32 lanes,
+  // more vectors per lane, up to N = 1024. (A 16-bit lane with 8 vectors -- 64 elements, N = 2048
+  // -- needed 194 registers: ptxas keeps the widened fp32 copies live. block_row takes those rows.)
+  if (t == DType::f32)
+    return {{1, 2}, {2, 2}, {4, 2}, {8, 2}, {16, 2}, {32, 2}, {32, 4}, {32, 8}};
+  return {{1, 1}, {2, 1}, {4, 1}, {8, 1}, {16, 1}, {32, 1}, {32, 2}, {32, 4}};
+}
+
+std::vector<TileShape> block_row_tiles(DType t) {
+  // fp32: 16 or 32 elements per thread (4 or 8 vectors). bf16/fp16: 16 elements (2 vectors), and
+  // one 32-element tile for comparison: at 32 elements a 16-bit thread needs ~104 registers.
+  if (t == DType::f32) return {{128, 4}, {256, 4}, {512, 4}, {512, 8}, {1024, 8}};
+  return {{128, 2}, {256, 2}, {512, 2}, {1024, 2}, {512, 4}};
+}
+
+std::size_t smem_per_sm(const DeviceLimits& d) {
+  return d.shared_bytes_per_block + kSmemReservedPerBlock;
+}
+
+std::size_t split_workspace_bytes(const Problem& p) {
+  if (p.M < 1 || p.N < 2 * kMinSplitSlice) return 0;
+  const i64 slices_max = ceil_div(p.N, kMinSplitSlice);
+  return static_cast<std::size_t>(round_up(p.M * slices_max * 8, 16)) +
+         static_cast<std::size_t>(p.M) * 4;
+}
+
+std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const DeviceLimits& d,
+                                      int max_cluster) {
+  check_problem(p);
+  std::vector<SoftmaxPlan> out;
+  const i64 V = vec_elems(p.dtype);
+  const i64 b = dtype_bytes(p.dtype);
+  constexpr std::size_t kMaxTiles = 3;  // the smallest tiles that fit: larger ones only mask more
+  switch (f) {
+    case SoftmaxFamily::warp_rows:
+      for (TileShape t : warp_rows_tiles(p.dtype))
+        if (static_cast<i64>(t.threads_or_lanes) * t.vecs * V >= p.N && out.size() < kMaxTiles)
+          out.push_back(warp_rows_plan(p, t));
+      break;
+    case SoftmaxFamily::block_row:
+      for (TileShape t : block_row_tiles(p.dtype))
+        if (static_cast<i64>(t.threads_or_lanes) * t.vecs * V >= p.N && out.size() < kMaxTiles)
+          out.push_back(block_row_plan(p, t));
+      break;
+    case SoftmaxFamily::cluster_row:
+      for (int C = 1; C <= max_cluster; C *= 2) {
+        SoftmaxPlan s = cluster_plan(p, d, C);
+        // Slices under 4 KB leave a block too little to load to be worth a cluster.
+        if (s.cluster > 0 && (s.slice * b >= 4096 || C == 1)) out.push_back(s);
+      }
+      break;
+    case SoftmaxFamily::split_row:
+      if (p.N >= 2 * kMinSplitSlice) {
+        out.push_back(split_plan(p, d, true));
+        out.push_back(split_plan(p, d, false));
+      }
+      break;
+  }
+  return out;
+}
+
+SoftmaxPlan plan_softmax(const Problem& p, const DeviceLimits& d, int max_cluster) {
+  check_problem(p);
+  max_cluster = std::clamp(max_cluster, 1, kMaxClusterSize);
+
+  if (p.N <= kWarpRowsMaxN) return family_plans(SoftmaxFamily::warp_rows, p, d).front();
+  if (p.N <= kBlockRowMaxN) return family_plans(SoftmaxFamily::block_row, p, d).front();
+
+  // Longer rows live in shared memory. A cluster keeps the row's exchange on chip; it needs at
+  // least a full wave of blocks (M x C >= SMs), else the rows are split over the whole card.
+  SoftmaxPlan c = smallest_cluster(p, d, max_cluster, kClusterSliceTarget);
+  if (c.cluster == 0) c = smallest_cluster(p, d, max_cluster, kClusterSliceMax);
+  if (c.cluster > 0 && p.M * c.cluster >= d.sm_count) return c;
+
+  SoftmaxPlan s = split_plan(p, d, true);
+  if (c.cluster > 0)
+    s.why += fmt::format(" (a cluster of {} would give only {} blocks for {} SMs)", c.cluster,
+                         p.M * c.cluster, d.sm_count);
+  return s;
+}
+
+std::vector<SoftmaxPlan> candidate_plans(const Problem& p, const DeviceLimits& d, int max_cluster) {
+  std::vector<SoftmaxPlan> out{plan_softmax(p, d, max_cluster)};
+  // The neighbours of the default: each family within a factor 4 of its default range.
+  std::vector<SoftmaxFamily> families;
+  if (p.N <= kWarpRowsMaxN) families.push_back(SoftmaxFamily::warp_rows);
+  if (p.N > kWarpRowsMaxN / 4) families.push_back(SoftmaxFamily::block_row);
+  if (p.N > kBlockRowMaxN / 4) families.push_back(SoftmaxFamily::cluster_row);
+  if (p.N > kBlockRowMaxN / 4) families.push_back(SoftmaxFamily::split_row);
+  for (SoftmaxFamily f : families)
+    for (SoftmaxPlan& s : family_plans(f, p, d, max_cluster))
+      if (std::none_of(out.begin(), out.end(), [&](const SoftmaxPlan& o) { return same_plan(o, s); }))
+        out.push_back(std::move(s));
+  return out;
+}
+
+std::string summary(const SoftmaxPlan& s) {
+  switch (s.family) {
+    case SoftmaxFamily::warp_rows:
+      return fmt::format("warp_rows G={} K={} cap={}", s.lanes_per_row, s.vecs, s.capacity);
+    case SoftmaxFamily::block_row:
+      return fmt::format("block_row T={} K={} cap={}", s.threads, s.vecs, s.capacity);
+    case SoftmaxFamily::cluster_row:
+      return fmt::format("cluster_row C={} slice={} smem={}", s.cluster, s.slice, s.smem_bytes);
+    case SoftmaxFamily::split_row:
+      return fmt::format("split_row S={} slice={} resident={} R={} grid={} smem={}{}", s.slices,
+                         s.slice, s.resident, s.rows_in_flight, s.grid, s.smem_bytes,
+                         s.prefetch ? " prefetch" : "");
+  }
+  return "?";
+}
+
+}  // namespace smr

@@ -1,0 +1,120 @@
+// The production softmax's dispatch: which kernel runs a shape, with which parameters, and why.
+//
+// A pure host function of (Problem, DeviceLimits): no GPU is needed to ask what `softmax` would
+// run, so the table below is unit-tested (tests/kernels/test_dispatch.cpp) and printed in
+// docs/performance.md. The registry entry `softmax` (softmax.cu) calls plan_softmax() and
+// launch_plan(); the tuning test (tests/kernels/test_production.cpp, tag [.tune]) times every
+// plan candidate_plans() offers for a shape.
+//
+// The four kernel families, by row length (the same element limits for every dtype: a register
+// tile holds 16-byte vectors, twice as many bf16 elements per vector, and the 16-bit tiles take
+// half the vectors per thread to stay within the registers the fp32 ones use):
+//   warp_rows    N <= 1024          G = 1..32 lanes per row, rows in registers, 32/G rows per
+//                                   warp, grid-stride over rows, grid sized to the card
+//   block_row    N <= 16384         one block per row, 128..1024 threads x K 16-byte vectors in
+//                                   registers, every load issued before the first reduction
+//   cluster_row  row <= 16 x 112 KB the row split over a cluster of C <= 16 blocks, each slice in
+//                (458752 fp32,      shared memory (TMA bulk copy), (max, sum) exchanged through
+//                917504 bf16)       distributed shared memory; needs M x C >= SMs
+//   split_row    everything longer, a row split over S blocks of a co-resident (cooperative)
+//                and too few rows   grid, (max, sum) partials exchanged through global memory;
+//                for clusters       slices stay in shared memory where the card can hold the rows
+//                                   in flight, else the part that does not fit is read twice
+//                                   (TrafficModel::two_read)
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernels/registry.hpp"
+#include "roofline/model.hpp"
+#include "roofline/problem.hpp"
+
+namespace smr {
+
+enum class SoftmaxFamily { warp_rows, block_row, cluster_row, split_row };
+std::string_view to_string(SoftmaxFamily f);  // "warp_rows", ...
+
+// ---- Fixed design constants (each kernel file static_asserts the ones it depends on) ----------
+inline constexpr int kVectorBytes = 16;             // one LDG.E.128 / STG.E.128 per vector
+inline constexpr int kWarpRowsThreads = 256;        // warp_rows block size (8 warps)
+inline constexpr int kSliceThreads = 512;           // cluster_row and split_row block size
+inline constexpr int kSplitBlocksPerSm = 2;         // split_row: __launch_bounds__(512, 2)
+inline constexpr int kPortableClusterSize = 8;      // clusters above this need the opt-in attribute
+inline constexpr int kMaxClusterSize = 16;          // Hopper's non-portable maximum
+inline constexpr std::size_t kSmemReservedPerBlock = 1024;  // sm_90 reserves 1 KB per block
+inline constexpr std::size_t kSliceStaticSmem = 1024;       // budget for a slice kernel's static
+                                                            // shared memory (barriers, partials)
+// cluster_row: the preferred (and largest) slice per block. 112 KB lets two blocks share an SM,
+// so one block's exchange and write overlap the other's loads.
+inline constexpr std::size_t kClusterSliceTarget = 64 * 1024;
+inline constexpr std::size_t kClusterSliceMax = 112 * 1024;
+// split_row: a slice is never shorter than this (it bounds the workspace: see split_workspace_bytes).
+inline constexpr std::int64_t kMinSplitSlice = 2048;
+// Row lengths up to which each register family is the default.
+inline constexpr std::int64_t kWarpRowsMaxN = 1024;
+inline constexpr std::int64_t kBlockRowMaxN = 16384;
+
+// The instantiated tiles (the kernel files instantiate exactly these lists). warp_rows: (lanes per
+// row G, 16-byte vectors per lane K); block_row: (threads, K). Capacity in elements =
+// G (or threads) x K x (16 / dtype bytes).
+struct TileShape {
+  int threads_or_lanes;
+  int vecs;
+};
+std::vector<TileShape> warp_rows_tiles(DType t);
+std::vector<TileShape> block_row_tiles(DType t);
+
+// What one launch of the production softmax does.
+struct SoftmaxPlan {
+  SoftmaxFamily family = SoftmaxFamily::warp_rows;
+  int threads = 0;              // per block
+  int lanes_per_row = 0;        // warp_rows: G
+  int vecs = 0;                 // warp_rows, block_row: 16-byte vectors per thread (K)
+  std::int64_t capacity = 0;    // warp_rows, block_row: elements a row tile holds (>= N)
+  int cluster = 1;              // cluster_row: blocks per cluster (= blocks per row)
+  int slices = 1;               // cluster_row, split_row: blocks per row
+  std::int64_t slice = 0;       // cluster_row, split_row: elements per block (multiple of 16 B)
+  std::int64_t resident = 0;    // cluster_row, split_row: elements of the slice kept in shared memory
+  std::int64_t rows_in_flight = 0;  // split_row: rows the grid works on at once; others: estimate
+  std::size_t smem_bytes = 0;   // dynamic shared memory per block
+  std::int64_t grid = 0;        // blocks; 0: the launcher sizes a persistent grid to the card
+  bool prefetch = true;         // split_row: prefetch the next slice into L2 while waiting
+  std::size_t workspace_bytes = 0;  // split_row: partials + arrival counters
+  TrafficModel traffic = TrafficModel::fused;
+  std::string why;              // the choice in words, for docs, logs and results' `extra`
+};
+
+// What `softmax` runs for p on a device with these limits. `max_cluster` is the largest cluster
+// the device accepts for the cluster kernel (16 on the H200 with the non-portable opt-in; 1 where
+// clusters are unavailable). Throws std::invalid_argument for M or N < 1 or ld < N.
+SoftmaxPlan plan_softmax(const Problem& p, const DeviceLimits& d, int max_cluster = kMaxClusterSize);
+
+// Every plan worth timing for p: the default first, then the other tiles of the same family and
+// the neighbouring families that can run p. Each is a complete, launchable plan.
+std::vector<SoftmaxPlan> candidate_plans(const Problem& p, const DeviceLimits& d,
+                                         int max_cluster = kMaxClusterSize);
+
+// Plans for one family only (empty when the family cannot run p on this device).
+std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const DeviceLimits& d,
+                                      int max_cluster = kMaxClusterSize);
+
+// An upper bound of the workspace any plan for p may need on any device: split_row keeps one
+// (max, sum) pair per slice (slices <= ceil(N / kMinSplitSlice)) and one arrival counter per row.
+// 0 for rows too short ever to be split. This is the registry entry's workspace_bytes.
+std::size_t split_workspace_bytes(const Problem& p);
+
+// Shared memory per SM implied by the per-block opt-in limit (sm_90: 227 KB + 1 KB reserved).
+std::size_t smem_per_sm(const DeviceLimits& d);
+
+// One line for logs: "split_row S=264 slice=15888 resident=15888 R=1 grid=264 smem=63552 B".
+std::string summary(const SoftmaxPlan& plan);
+
+// Enqueues `plan` for `l` (softmax.cu). Throws std::invalid_argument for a plan the kernels do
+// not instantiate or a missing workspace, smr::CudaError for a failed launch.
+void launch_plan(const SoftmaxPlan& plan, const Launch& l);
+
+}  // namespace smr

@@ -1,0 +1,30 @@
+// The production softmax's kernel families, as the dispatch sees them (host-side declarations;
+// each is defined in the .cu file of its name). softmax.cu's launch_plan() calls one of these.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/registry.hpp"
+#include "kernels/softmax_dispatch.hpp"
+
+namespace smr::prod {
+
+void launch_warp_rows(const SoftmaxPlan& plan, const Launch& l);    // warp_rows.cu
+void launch_block_row(const SoftmaxPlan& plan, const Launch& l);    // block_row.cu
+void launch_cluster_row(const SoftmaxPlan& plan, const Launch& l);  // cluster_row.cu
+void launch_split_row(const SoftmaxPlan& plan, const Launch& l);    // split_row.cu
+
+// Clusters of plan.cluster blocks with plan.smem_bytes each that the device can hold at once
+// (cudaOccupancyMaxActiveClusters); 0 when such a cluster cannot be scheduled at all.
+int cluster_row_active_clusters(const SoftmaxPlan& plan, DType t);
+
+// Blocks of the split kernel for dtype t with plan.smem_bytes that fit on one SM.
+int split_row_blocks_per_sm(const SoftmaxPlan& plan, DType t);
+
+// Blocks of `kernel` (with `threads` threads and `smem` dynamic shared memory) the current device
+// holds at once: SMs x cudaOccupancyMaxActiveBlocksPerMultiprocessor.
+std::int64_t resident_blocks(const void* kernel, int threads, std::size_t smem);
+
+inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+}  // namespace smr::prod

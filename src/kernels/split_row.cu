@@ -1,0 +1,304 @@
+// split_row: rows too long for a cluster (N > 16 x 112 KB), or too few rows to fill the card
+// with clusters (M x C < SMs): each row split across S blocks of a grid that is resident at once.
+//
+// What changes from cluster_row: the blocks sharing a row are not a cluster (a cluster has at
+// most 16 blocks, ~3.6 MB of shared memory: no cluster holds a 16 MB row of 2^22 fp32; and
+// M = 4 rows of 65536 as clusters of 4 would keep 16 of 132 SMs busy). They exchange their partials
+// through global memory instead: a persistent grid of G = R x S blocks (2 per SM, launched
+// cooperatively, so that all of them are resident and may wait for each other) works on R rows
+// at a time; block b always takes slice b % S of rows b / S, b / S + R, ... For each (row, slice):
+//   1. copy the slice's resident part into shared memory (TMA bulk, row_slice.cuh) and compute its
+//      (max, sum); the part that does not fit (only when a row is longer than the card's shared
+//      memory can hold) is streamed from global memory for the statistics;
+//   2. thread 0 stores the partial, adds 1 to the row's arrival counter (release), prefetches its
+//      next slice into L2 (cp.async.bulk.prefetch) and waits until the counter reaches S (acquire);
+//   3. every warp merges the S partials (the same order everywhere: every block gets the same
+//      statistics) and the block writes its slice: the streamed part first, re-read in reverse
+//      order (its most recently read lines are the likeliest to still be in L2), then the
+//      resident part from shared memory.
+// The arrival counters are zeroed by a cudaMemsetAsync before each launch.
+//
+// Why it cannot deadlock: every block is resident (cooperative launch: the launch fails rather
+// than leaves blocks unscheduled), blocks take their items in increasing order, and the lowest
+// row not yet complete has all its slices' blocks either at it or done with everything before it.
+//
+// Cost per element. Rows that fit on chip in the rows-in-flight budget (the dispatch sizes R
+// and S so that R rows' slices fit in 2 x SMs x ~112 KB): one read, one write (TrafficModel::fused).
+// Longer rows: the resident fraction f = S x resident / N is read once, the rest twice, the
+// second time partly from L2: between 8 and 12 bytes per fp32 element (TrafficModel::two_read,
+// whose 12 is the floor for a design that cannot keep the row).
+#include <cuda/atomic>
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "kernels/cuda_check.hpp"
+#include "kernels/row_slice.cuh"
+#include "kernels/softmax_families.hpp"
+
+namespace smr::prod {
+
+namespace {
+
+// Vectors (or elements without 16-byte alignment) a thread streams per step: 64 bytes in flight.
+inline constexpr int kStreamUnroll = 4;
+
+// (max, sum) of this thread's share of src[begin, end), read from global memory (pass 1).
+template <int W, class T>
+__device__ __forceinline__ RowStats stream_stats(const T* src, std::int64_t begin, std::int64_t end,
+                                                 RowStats st) {
+  // Groups of W elements; begin is a multiple of W (the resident part is whole vectors).
+  const std::int64_t g0 = begin / W, g1 = end / W;
+  constexpr std::int64_t kStep = static_cast<std::int64_t>(kSliceThreads) * kStreamUnroll;
+  for (std::int64_t base = g0; base < g1; base += kStep) {
+    float f[kStreamUnroll][W];
+#pragma unroll
+    for (int u = 0; u < kStreamUnroll; ++u) {
+      const std::int64_t g = base + u * kSliceThreads + threadIdx.x;
+      if constexpr (W == 1) {
+        f[u][0] = g < g1 ? load_one(src + g) : -INFINITY;
+      } else {
+        Vec<T> v;
+        if (g < g1) {
+          v = load_vec(src + g * W);
+        } else {
+#pragma unroll
+          for (int e = 0; e < W; ++e) v.e[e] = storage_neg_inf<T>();
+        }
+#pragma unroll
+        for (int e = 0; e < W; ++e) f[u][e] = to_float(v.e[e]);
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kStreamUnroll; ++u) st = merge(st, stats_of(f[u]));
+  }
+  // The last partial vector (W = V only): element by element, never below `begin` (a slice
+  // shorter than its resident part has nothing to stream).
+  for (std::int64_t j = std::max(begin, g1 * W) + threadIdx.x; j < end; j += blockDim.x) {
+    const float f[1] = {load_one(src + j)};
+    st = merge(st, stats_of(f));
+  }
+  return st;
+}
+
+// y over the streamed part dst[begin, end) (pass 2): x re-read, steps taken last to first.
+template <int W, class T>
+__device__ __forceinline__ void stream_write(const T* src, T* dst, std::int64_t begin,
+                                             std::int64_t end, bool y_vec, RowScale r) {
+  const std::int64_t g0 = begin / W, g1 = end / W;
+  for (std::int64_t j = std::max(begin, g1 * W) + threadIdx.x; j < end; j += blockDim.x)
+    dst[j] = from_float<T>(softmax_value(load_one(src + j), r));
+  constexpr std::int64_t kStep = static_cast<std::int64_t>(kSliceThreads) * kStreamUnroll;
+  const std::int64_t steps = (g1 - g0 + kStep - 1) / kStep;
+  for (std::int64_t k = steps - 1; k >= 0; --k) {
+    const std::int64_t base = g0 + k * kStep;
+#pragma unroll
+    for (int u = 0; u < kStreamUnroll; ++u) {
+      const std::int64_t g = base + u * kSliceThreads + threadIdx.x;
+      if (g >= g1) continue;
+      if constexpr (W == 1) {
+        dst[g] = from_float<T>(softmax_value(load_one(src + g), r));
+      } else {
+        const Vec<T> v = load_vec(src + g * W);
+        Vec<T> out;
+#pragma unroll
+        for (int e = 0; e < W; ++e) out.e[e] = from_float<T>(softmax_value(to_float(v.e[e]), r));
+        if (y_vec) {
+          store_vec_streaming(dst + g * W, out);  // keep L2 for x's second read
+        } else {
+#pragma unroll
+          for (int e = 0; e < W; ++e) dst[g * W + e] = out.e[e];
+        }
+      }
+    }
+  }
+}
+
+// Brings bytes [src, src + bytes) towards L2 without waiting (one bulk prefetch instruction;
+// 16-byte aligned source and size).
+__device__ __forceinline__ void prefetch_l2(const void* src, std::uint32_t bytes) {
+  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(src), "r"(bytes) : "memory");
+}
+
+template <class T>
+__global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
+    split_row_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t M, std::int64_t N,
+                     std::int64_t ld_x, std::int64_t ld_y, int S, std::int64_t slice,
+                     std::int64_t resident, bool x_vec, bool y_vec, bool prefetch,
+                     float2* __restrict__ partials, unsigned* __restrict__ arrived) {
+  constexpr int V = Vec<T>::kElems;
+  extern __shared__ __align__(kVecBytes) unsigned char slice_smem[];
+#pragma nv_diag_suppress static_var_with_dynamic_init
+  __shared__ BlockBarrier bars[kSliceChunks];
+  T* s = reinterpret_cast<T*>(slice_smem);
+  init_slice_barriers(bars);
+  SliceBarriers sb{bars, {}};
+
+  const std::int64_t items = M * S;
+  for (std::int64_t item = blockIdx.x; item < items; item += gridDim.x) {
+    const std::int64_t row = item / S;
+    const int part = static_cast<int>(item % S);
+    const std::int64_t begin = part * slice;
+    const std::int64_t n = std::max<std::int64_t>(0, std::min(slice, N - begin));
+    const std::int64_t res = std::min(n, resident);
+    const T* src = x + row * ld_x + begin;
+    T* dst = y + row * ld_y + begin;
+
+    // 1. The slice's statistics: resident part from shared memory, the rest streamed.
+    const std::int64_t tma_vecs = issue_slice_copy(s, src, res, x_vec, sb);
+    RowStats st = slice_stats(s, res, tma_vecs, sb);
+    if (x_vec)
+      st = stream_stats<V>(src, res, n, st);
+    else
+      st = stream_stats<1>(src, res, n, st);
+    st = block_allreduce<kSliceThreads>(st, MergeOp{});
+
+    // 2. Publish, prefetch the next slice, wait for the row's other slices.
+    if (threadIdx.x == 0) {
+      partials[row * S + part] = make_float2(st.max, st.sum);
+      cuda::atomic_ref<unsigned, cuda::thread_scope_device> count(arrived[row]);
+      count.fetch_add(1u, cuda::memory_order_release);
+      const std::int64_t next = item + gridDim.x;
+      if (prefetch && x_vec && next < items) {
+        const std::int64_t nrow = next / S;
+        const std::int64_t nbegin = (next % S) * slice;
+        const std::int64_t nres = std::min(resident, std::max<std::int64_t>(0, N - nbegin));
+        const auto bytes = static_cast<std::uint32_t>(nres / V * kVecBytes);
+        if (bytes > 0) prefetch_l2(x + nrow * ld_x + nbegin, bytes);
+      }
+      while (count.load(cuda::memory_order_acquire) < static_cast<unsigned>(S)) __nanosleep(64);
+    }
+    __syncthreads();
+
+    // 3. Every warp merges the S partials in the same order. __ldcg reads L2, never a stale L1
+    //    line (another block of this SM may have cached a neighbouring row's partials).
+    RowStats row_stats = empty_stats();
+    for (int i = static_cast<int>(threadIdx.x) % kWarpSize; i < S; i += kWarpSize) {
+      const float2 pr = __ldcg(partials + row * S + i);
+      row_stats = merge(row_stats, RowStats{pr.x, pr.y});
+    }
+    row_stats = warp_allreduce(row_stats, MergeOp{});
+    const RowScale scale = row_scale(row_stats);
+    if (x_vec)
+      stream_write<V>(src, dst, res, n, y_vec, scale);
+    else
+      stream_write<1>(src, dst, res, n, y_vec, scale);
+    write_slice(s, dst, res, y_vec, scale);
+    __syncthreads();  // every read of s is done before the next slice's copy overwrites it
+  }
+}
+
+// Once per process and type: the dynamic shared memory limit.
+template <class T>
+void prepare() {
+  static const bool done = [] {
+    const auto kernel = split_row_kernel<T>;
+    int device = 0, optin = 0;
+    CUDA_CHECK(cudaGetDevice(&device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    cudaFuncAttributes attrs{};
+    CUDA_CHECK(cudaFuncGetAttributes(&attrs, kernel));
+    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    optin - static_cast<int>(attrs.sharedSizeBytes)));
+    return true;
+  }();
+  (void)done;
+}
+
+// Blocks of the split kernel the device holds at once with `smem` bytes each, asked once per
+// size (the launch path of a timed run should not pay an occupancy query).
+template <class T>
+std::int64_t resident_split_blocks(std::size_t smem) {
+  static std::mutex mu;
+  static std::map<std::pair<int, std::size_t>, std::int64_t> cache;
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  const std::lock_guard<std::mutex> lock(mu);
+  const auto key = std::make_pair(device, smem);
+  if (auto it = cache.find(key); it != cache.end()) return it->second;
+  const std::int64_t n = resident_blocks(reinterpret_cast<const void*>(split_row_kernel<T>),
+                                         kSliceThreads, smem);
+  cache.emplace(key, n);
+  return n;
+}
+
+void check_plan(const SoftmaxPlan& plan, const Problem& p) {
+  const std::int64_t V = kVecBytes / dtype_bytes(p.dtype);
+  if (plan.slices < 1 || plan.slice < 1 || plan.slice % V != 0 ||
+      static_cast<std::int64_t>(plan.slices) * plan.slice < p.N)
+    throw std::invalid_argument("split_row: " + std::to_string(plan.slices) + " slices of " +
+                                std::to_string(plan.slice) +
+                                " elements (a multiple of 16 bytes each) must cover N = " +
+                                std::to_string(p.N));
+  if (plan.resident < V || plan.resident % V != 0 ||
+      plan.smem_bytes < static_cast<std::size_t>(plan.resident * dtype_bytes(p.dtype)))
+    throw std::invalid_argument("split_row: resident part of " + std::to_string(plan.resident) +
+                                " elements must be whole vectors within " +
+                                std::to_string(plan.smem_bytes) + " bytes of shared memory");
+  if (plan.grid < plan.slices)
+    throw std::invalid_argument("split_row: a grid of " + std::to_string(plan.grid) +
+                                " blocks cannot hold the " + std::to_string(plan.slices) +
+                                " slices of one row at once");
+}
+
+}  // namespace
+
+void launch_split_row(const SoftmaxPlan& plan, const Launch& l) {
+  const Problem& p = l.p;
+  check_plan(plan, p);
+  const std::size_t partial_bytes =
+      static_cast<std::size_t>((p.M * plan.slices * 8 + 15) / 16 * 16);
+  const std::size_t need = partial_bytes + static_cast<std::size_t>(p.M) * 4;
+  if (l.workspace == nullptr)
+    throw std::invalid_argument("split_row: needs a workspace of " + std::to_string(need) +
+                                " bytes (KernelInfo::workspace_bytes), got none");
+  auto* partials = static_cast<float2*>(l.workspace);
+  auto* arrived = reinterpret_cast<unsigned*>(static_cast<unsigned char*>(l.workspace) + partial_bytes);
+
+  with_storage(p.dtype, [&](auto type_tag) {
+    using T = decltype(type_tag);
+    const auto kernel = split_row_kernel<T>;
+    prepare<T>();
+    const std::int64_t resident_max = resident_split_blocks<T>(plan.smem_bytes);
+    if (plan.grid > resident_max)
+      throw std::invalid_argument("split_row: the grid of " + std::to_string(plan.grid) +
+                                  " blocks exceeds the " + std::to_string(resident_max) +
+                                  " this device holds at once with " +
+                                  std::to_string(plan.smem_bytes) + " bytes of shared memory");
+    CUDA_CHECK(cudaMemsetAsync(arrived, 0, static_cast<std::size_t>(p.M) * 4, l.stream));
+
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = dim3(static_cast<unsigned>(plan.grid));
+    cfg.blockDim = dim3(kSliceThreads);
+    cfg.dynamicSmemBytes = plan.smem_bytes;
+    cfg.stream = l.stream;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeCooperative;  // all blocks resident, or the launch fails
+    attr[0].val.cooperative = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    const bool x_vec = is_vector_aligned(l.x, p.ld_x, sizeof(T));
+    const bool y_vec = is_vector_aligned(l.y, p.ld_y, sizeof(T));
+    CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, static_cast<const T*>(l.x), static_cast<T*>(l.y),
+                                  p.M, p.N, p.ld_x, p.ld_y, plan.slices, plan.slice, plan.resident,
+                                  x_vec, y_vec, plan.prefetch, partials, arrived));
+    CUDA_CHECK_LAUNCH();
+  });
+}
+
+int split_row_blocks_per_sm(const SoftmaxPlan& plan, DType t) {
+  int per_sm = 0;
+  with_storage(t, [&](auto type_tag) {
+    using T = decltype(type_tag);
+    prepare<T>();
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, split_row_kernel<T>,
+                                                             kSliceThreads, plan.smem_bytes));
+  });
+  return per_sm;
+}
+
+}  // namespace smr::prod

@@ -1,0 +1,100 @@
+// Storage types of the production softmax (device code; include from .cu files).
+//
+// x and y are fp32, bf16 or fp16 in memory; every kernel computes in fp32. A thread moves data
+// 16 bytes at a time -- one LDG.E.128 / STG.E.128 / LDS.128 instruction -- as a Vec<T>: 4 fp32
+// or 8 bf16/fp16 elements. Registers hold the Vec as loaded (4 32-bit registers whatever the
+// dtype) and each element is widened to fp32 where it is used: a bf16 tile costs the registers of
+// an fp32 tile of half the elements, and the widening (a shift for bf16, HADD2.F32 for fp16) is
+// cheaper than the registers a widened copy would take.
+//
+// A 16-byte access needs a 16-byte aligned address: the base pointer aligned and the row stride a
+// multiple of kElems. The launchers test that at run time (is_vector_aligned) and pass the kernels
+// a flag; the unaligned case runs the same kernel with one-element accesses (W = 1 below).
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+
+#include "roofline/problem.hpp"
+
+namespace smr::prod {
+
+inline constexpr int kVecBytes = 16;
+
+template <class T>
+struct alignas(kVecBytes) Vec {
+  static constexpr int kElems = kVecBytes / static_cast<int>(sizeof(T));
+  T e[kElems];
+};
+
+__device__ __forceinline__ float to_float(float v) { return v; }
+__device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+__device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
+
+// Round to nearest even, as the host-side conversions in harness/storage.hpp.
+template <class T> __device__ __forceinline__ T from_float(float v);
+template <> __device__ __forceinline__ float from_float<float>(float v) { return v; }
+template <> __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) {
+  return __float2bfloat16_rn(v);
+}
+template <> __device__ __forceinline__ __half from_float<__half>(float v) {
+  return __float2half_rn(v);
+}
+
+// The masked-lane sentinel in the storage type: -inf is exact in all three.
+template <class T> __device__ __forceinline__ T storage_neg_inf() { return from_float<T>(-INFINITY); }
+
+// One 16-byte load through the read-only path, one 16-byte store.
+template <class T>
+__device__ __forceinline__ Vec<T> load_vec(const T* p) {
+  const uint4 raw = __ldg(reinterpret_cast<const uint4*>(p));
+  Vec<T> v;
+  static_assert(sizeof(v) == sizeof(raw));
+  __builtin_memcpy(&v, &raw, sizeof(v));
+  return v;
+}
+// (Through the __stwb intrinsic, not a plain assignment: where a kernel has both a 16-byte and an
+// element-wise store of the same values, the optimiser may legally merge the two branches into
+// the element-wise one -- it did in write_slice -- and the 16-byte store is gone from the SASS.)
+template <class T>
+__device__ __forceinline__ void store_vec(T* p, const Vec<T>& v) {
+  uint4 raw;
+  __builtin_memcpy(&raw, &v, sizeof(raw));
+  __stwb(reinterpret_cast<uint4*>(p), raw);
+}
+// The streaming store (st.global.cs): y is never re-read, so its lines may leave L2 first. Used
+// where L2 holds something worth keeping (split_row's second read of x).
+template <class T>
+__device__ __forceinline__ void store_vec_streaming(T* p, const Vec<T>& v) {
+  uint4 raw;
+  __builtin_memcpy(&raw, &v, sizeof(raw));
+  __stcs(reinterpret_cast<uint4*>(p), raw);
+}
+
+__device__ __forceinline__ float load_one(const float* p) { return __ldg(p); }
+__device__ __forceinline__ float load_one(const __nv_bfloat16* p) { return to_float(__ldg(p)); }
+__device__ __forceinline__ float load_one(const __half* p) { return to_float(__ldg(p)); }
+
+// Host side: can x and y of this launch take 16-byte accesses?
+inline bool is_vector_aligned(const void* base, std::int64_t ld, int elem_bytes) {
+  return reinterpret_cast<std::uintptr_t>(base) % kVecBytes == 0 &&
+         (ld * elem_bytes) % kVecBytes == 0;
+}
+
+// Calls f(T{}) with the storage type of `t`: the one switch from the run-time dtype to a type.
+template <class F>
+void with_storage(DType t, F&& f) {
+  switch (t) {
+    case DType::f32: f(float{}); return;
+    case DType::bf16: f(__nv_bfloat16{}); return;
+    case DType::f16: f(__half{}); return;
+  }
+  throw std::invalid_argument("with_storage: unknown dtype");
+}
+
+}  // namespace smr::prod

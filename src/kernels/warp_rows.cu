@@ -1,0 +1,125 @@
+// warp_rows: short rows (N <= 1024), a few lanes of a warp per row.
+//
+// What changes from the lab's fused kernel (fused_row.cu): a block per row wastes most of a block
+// on a short row (N = 128 fp32 is 32 vectors: one warp's worth) and pays two block-wide barriers
+// per 512 bytes. Here a row belongs to a group of G lanes of one warp (G = 1 .. 32, so 32 / G rows
+// per warp), held in registers as K 16-byte vectors per lane (row_tile.cuh); the reductions are
+// log2(G) shuffles, no shared memory, no barrier. The grid is sized to the card (SMs x resident
+// blocks) and each warp strides over the rows, so there is no tail of tiny blocks and no per-row
+// block launch.
+//
+// Tiles (G, K): fp32 8 elements per lane (K = 2) for G = 1..32, then G = 32 with K = 4, 8;
+// bf16/fp16 the same with K = 1 (8 elements), then K = 2, 4. softmax_dispatch.cpp's
+// warp_rows_tiles() lists the same pairs; the dispatch takes the smallest tile that holds N.
+//
+// Cost per element: one read and one write (8 B fp32, 4 B bf16/fp16: TrafficModel::fused);
+// FLOPs: 1 FFMA + 1 MUFU.EX2 for the sum, 1 FFMA + 1 EX2 + 1 FMUL for the output, the max and
+// sum adds. Bound: DRAM bandwidth, provided enough loads are in flight: each lane issues its K
+// loads before the first shuffle, and an SM holds 16 to 64 warps of this kernel (by its register
+// count, 32 to 99 per thread: docs/performance.md): 24 to 98 KB of loads in flight.
+//
+// Limits: N <= G * K * V of the largest tile (1024). Rows not 16-byte aligned (odd ld or base) take
+// the W = 1 path of the same kernel: correct, with 4-8x more (scalar) load instructions.
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include "kernels/cuda_check.hpp"
+#include "kernels/row_tile.cuh"
+#include "kernels/softmax_families.hpp"
+
+namespace smr::prod {
+
+namespace {
+
+template <int W, int G, int K, class T>
+__device__ __forceinline__ void warp_rows_body(const T* __restrict__ x, T* __restrict__ y,
+                                               std::int64_t M, std::int64_t N, std::int64_t ld_x,
+                                               std::int64_t ld_y) {
+  constexpr int kRowsPerWarp = kWarpSize / G;
+  const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
+  const int lane_in_row = lane % G;
+  const std::int64_t warp =
+      (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / kWarpSize;
+  const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * (blockDim.x / kWarpSize);
+
+  // `first` is the same for the whole warp, so every lane takes the same trips and the shuffles
+  // always see all 32 lanes; lanes past the last row load nothing and store nothing.
+  for (std::int64_t first = warp * kRowsPerWarp; first < M; first += warps * kRowsPerWarp) {
+    const std::int64_t row = first + lane / G;
+    const bool live = row < M;
+    const std::int64_t r = live ? row : 0;
+
+    RowTile<T, K> tile;
+    load_tile<W, G>(x + r * ld_x, live ? N : 0, lane_in_row, tile);
+    const RowStats stats = group_allreduce<G>(tile_stats(tile), MergeOp{});
+    if (live) store_tile<W, G>(y + r * ld_y, N, lane_in_row, tile, row_scale(stats));
+  }
+}
+
+template <class T, int G, int K>
+__global__ void __launch_bounds__(kWarpRowsThreads)
+    warp_rows_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t M, std::int64_t N,
+                     std::int64_t ld_x, std::int64_t ld_y, bool vectorized) {
+  if (vectorized)
+    warp_rows_body<Vec<T>::kElems, G, K>(x, y, M, N, ld_x, ld_y);
+  else
+    warp_rows_body<1, G, K>(x, y, M, N, ld_x, ld_y);
+}
+
+template <int G_, int K_>
+struct WarpTile {
+  static constexpr int G = G_;
+  static constexpr int K = K_;
+};
+template <class... Tiles>
+struct TileList {};
+
+// The instantiated tiles: keep in step with warp_rows_tiles() in softmax_dispatch.cpp.
+using Fp32Tiles = TileList<WarpTile<1, 2>, WarpTile<2, 2>, WarpTile<4, 2>, WarpTile<8, 2>,
+                           WarpTile<16, 2>, WarpTile<32, 2>, WarpTile<32, 4>, WarpTile<32, 8>>;
+using Half16Tiles = TileList<WarpTile<1, 1>, WarpTile<2, 1>, WarpTile<4, 1>, WarpTile<8, 1>,
+                             WarpTile<16, 1>, WarpTile<32, 1>, WarpTile<32, 2>, WarpTile<32, 4>>;
+
+// Calls f(WarpTile<G, K>{}) for the listed tile equal to (g, k); false when none is.
+template <class F, class... Tiles>
+bool with_tile(TileList<Tiles...>, int g, int k, F&& f) {
+  return ((Tiles::G == g && Tiles::K == k ? (f(Tiles{}), true) : false) || ...);
+}
+
+}  // namespace
+
+void launch_warp_rows(const SoftmaxPlan& plan, const Launch& l) {
+  const Problem& p = l.p;
+  bool found = false;
+  with_storage(p.dtype, [&](auto type_tag) {
+    using T = decltype(type_tag);
+    using Tiles = std::conditional_t<sizeof(T) == 4, Fp32Tiles, Half16Tiles>;
+    found = with_tile(Tiles{}, plan.lanes_per_row, plan.vecs, [&](auto tile) {
+      using Tile = decltype(tile);
+      if (static_cast<std::int64_t>(Tile::G) * Tile::K * Vec<T>::kElems < p.N)
+        throw std::invalid_argument("warp_rows: tile G=" + std::to_string(Tile::G) +
+                                    " K=" + std::to_string(Tile::K) + " holds fewer than N = " +
+                                    std::to_string(p.N) + " elements");
+      const auto kernel = warp_rows_kernel<T, Tile::G, Tile::K>;
+      constexpr std::int64_t kRowsPerBlock =
+          (kWarpRowsThreads / kWarpSize) * (kWarpSize / Tile::G);
+      static const std::int64_t resident =
+          resident_blocks(reinterpret_cast<const void*>(kernel), kWarpRowsThreads, 0);
+      const std::int64_t needed = ceil_div(p.M, kRowsPerBlock);
+      const std::int64_t grid = plan.grid > 0 ? plan.grid : std::min(needed, resident);
+      const bool vectorized = is_vector_aligned(l.x, p.ld_x, sizeof(T)) &&
+                              is_vector_aligned(l.y, p.ld_y, sizeof(T));
+      kernel<<<static_cast<unsigned>(grid), kWarpRowsThreads, 0, l.stream>>>(
+          static_cast<const T*>(l.x), static_cast<T*>(l.y), p.M, p.N, p.ld_x, p.ld_y, vectorized);
+      CUDA_CHECK_LAUNCH();
+    });
+  });
+  if (!found)
+    throw std::invalid_argument("warp_rows: no instantiated tile G=" +
+                                std::to_string(plan.lanes_per_row) + " K=" +
+                                std::to_string(plan.vecs) + " for " + std::string(to_string(p.dtype)));
+}
+
+}  // namespace smr::prod

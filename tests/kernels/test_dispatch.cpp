@@ -1,0 +1,287 @@
+// Host-only checks of the production softmax's dispatch (kernels/softmax_dispatch.hpp): which
+// family runs each shape, at every boundary N - 1 / N / N + 1, and that every plan it makes is
+// one the kernels can launch (invariants below). No GPU: the DeviceLimits defaults are the H200.
+#include <algorithm>
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "catch.hpp"
+#include "kernels/registry.hpp"
+#include "kernels/softmax_dispatch.hpp"
+
+using namespace smr;
+
+namespace {
+
+const DeviceLimits kH200{};  // 132 SMs, 227 KB of shared memory per block
+constexpr DType kDtypes[] = {DType::f32, DType::bf16, DType::f16};
+
+std::int64_t vec_elems(DType t) { return kVectorBytes / dtype_bytes(t); }
+
+// Everything launch_plan relies on, per family.
+void check_invariants(const SoftmaxPlan& s, const Problem& p, const DeviceLimits& d) {
+  INFO(summary(s) << " for M = " << p.M << ", N = " << p.N << " " << to_string(p.dtype));
+  CHECK(!s.why.empty());
+  const std::int64_t V = vec_elems(p.dtype);
+  const std::int64_t b = dtype_bytes(p.dtype);
+  switch (s.family) {
+    case SoftmaxFamily::warp_rows: {
+      const auto tiles = warp_rows_tiles(p.dtype);
+      CHECK(std::any_of(tiles.begin(), tiles.end(), [&](TileShape t) {
+        return t.threads_or_lanes == s.lanes_per_row && t.vecs == s.vecs;
+      }));
+      CHECK(s.capacity == std::int64_t{s.lanes_per_row} * s.vecs * V);
+      CHECK(s.capacity >= p.N);
+      CHECK(s.threads == kWarpRowsThreads);
+      CHECK(s.traffic == TrafficModel::fused);
+      CHECK(s.workspace_bytes == 0);
+      break;
+    }
+    case SoftmaxFamily::block_row: {
+      const auto tiles = block_row_tiles(p.dtype);
+      CHECK(std::any_of(tiles.begin(), tiles.end(), [&](TileShape t) {
+        return t.threads_or_lanes == s.threads && t.vecs == s.vecs;
+      }));
+      CHECK(s.capacity == std::int64_t{s.threads} * s.vecs * V);
+      CHECK(s.capacity >= p.N);
+      CHECK(s.grid == p.M);
+      CHECK(s.traffic == TrafficModel::fused);
+      break;
+    }
+    case SoftmaxFamily::cluster_row: {
+      CHECK(s.cluster >= 1);
+      CHECK(s.cluster <= kMaxClusterSize);
+      CHECK((s.cluster & (s.cluster - 1)) == 0);
+      CHECK(s.slices == s.cluster);
+      CHECK(s.slice % V == 0);
+      CHECK(s.slice * s.cluster >= p.N);
+      CHECK(s.slice * (s.cluster - 1) < p.N);  // no empty block
+      CHECK(s.resident == s.slice);
+      CHECK(s.smem_bytes == static_cast<std::size_t>(s.slice * b));
+      CHECK(s.smem_bytes + kSliceStaticSmem <= d.shared_bytes_per_block);
+      CHECK(s.grid == p.M * s.cluster);
+      CHECK(s.traffic == TrafficModel::fused);
+      break;
+    }
+    case SoftmaxFamily::split_row: {
+      CHECK(s.slices >= 1);
+      CHECK(s.slice % V == 0);
+      CHECK(std::int64_t{s.slices} * s.slice >= p.N);
+      CHECK(std::int64_t{s.slices - 1} * s.slice < p.N);  // no empty slice
+      CHECK(s.resident >= V);
+      CHECK(s.resident % V == 0);
+      CHECK(s.resident <= s.slice);
+      CHECK(s.smem_bytes == static_cast<std::size_t>(s.resident * b));
+      // kSplitBlocksPerSm blocks of this size fit on one SM.
+      CHECK(kSplitBlocksPerSm * (s.smem_bytes + kSliceStaticSmem + kSmemReservedPerBlock) <=
+            smem_per_sm(d));
+      // Co-resident grid: every block of a row is running at once.
+      CHECK(s.grid >= s.slices);
+      CHECK(s.grid <= std::int64_t{d.sm_count} * kSplitBlocksPerSm);
+      CHECK(s.grid == s.rows_in_flight * s.slices);
+      CHECK(s.rows_in_flight >= 1);
+      CHECK(s.rows_in_flight <= p.M);
+      CHECK(s.workspace_bytes >= static_cast<std::size_t>(p.M * s.slices * 8 + p.M * 4));
+      CHECK(s.workspace_bytes <= split_workspace_bytes(p));
+      CHECK(s.traffic == (s.resident == s.slice ? TrafficModel::fused : TrafficModel::two_read));
+      break;
+    }
+  }
+}
+
+std::vector<std::int64_t> boundary_ns() {
+  std::set<std::int64_t> ns{1, 2, 3, 7, 31, 33, 1000, 3000, 50257, 100000, 1000003};
+  for (int k = 1; k <= 26; ++k) {
+    const std::int64_t p2 = std::int64_t{1} << k;
+    ns.insert({p2 - 1, p2, p2 + 1});
+  }
+  return {ns.begin(), ns.end()};
+}
+
+}  // namespace
+
+TEST_CASE("dispatch: each family takes the rows it is built for, edge N - 1 / N / N + 1",
+          "[dispatch]") {
+  for (const DType t : kDtypes) {
+    INFO("dtype " << to_string(t));
+    const std::int64_t M = 4096;  // enough rows for every family's wave
+    CHECK(plan_softmax(dense(M, 1, t), kH200).family == SoftmaxFamily::warp_rows);
+    CHECK(plan_softmax(dense(M, kWarpRowsMaxN - 1, t), kH200).family == SoftmaxFamily::warp_rows);
+    CHECK(plan_softmax(dense(M, kWarpRowsMaxN, t), kH200).family == SoftmaxFamily::warp_rows);
+    CHECK(plan_softmax(dense(M, kWarpRowsMaxN + 1, t), kH200).family == SoftmaxFamily::block_row);
+    CHECK(plan_softmax(dense(M, kBlockRowMaxN - 1, t), kH200).family == SoftmaxFamily::block_row);
+    CHECK(plan_softmax(dense(M, kBlockRowMaxN, t), kH200).family == SoftmaxFamily::block_row);
+    CHECK(plan_softmax(dense(M, kBlockRowMaxN + 1, t), kH200).family == SoftmaxFamily::cluster_row);
+
+    // The longest row a 16-block cluster holds with kClusterSliceMax per block, and one past it.
+    const std::int64_t cluster_max_n =
+        kMaxClusterSize * static_cast<std::int64_t>(kClusterSliceMax) / dtype_bytes(t);
+    const SoftmaxPlan at = plan_softmax(dense(M, cluster_max_n, t), kH200);
+    CHECK(at.family == SoftmaxFamily::cluster_row);
+    CHECK(at.cluster == kMaxClusterSize);
+    CHECK(plan_softmax(dense(M, cluster_max_n - 1, t), kH200).family == SoftmaxFamily::cluster_row);
+    CHECK(plan_softmax(dense(M, cluster_max_n + 1, t), kH200).family == SoftmaxFamily::split_row);
+
+    // Rows per wave: a cluster needs M x C >= SMs, else the rows are split over the whole card.
+    const std::int64_t n = 256 * 1024 / dtype_bytes(t);  // 256 KB rows: C = 4 blocks of 64 KB
+    const SoftmaxPlan wide = plan_softmax(dense(1024, n, t), kH200);
+    REQUIRE(wide.family == SoftmaxFamily::cluster_row);
+    REQUIRE(wide.cluster == 4);
+    const std::int64_t m_min = (kH200.sm_count + 3) / 4;  // 33 rows x 4 blocks >= 132
+    CHECK(plan_softmax(dense(m_min, n, t), kH200).family == SoftmaxFamily::cluster_row);
+    CHECK(plan_softmax(dense(m_min - 1, n, t), kH200).family == SoftmaxFamily::split_row);
+  }
+}
+
+TEST_CASE("dispatch: register tiles are the smallest that hold the row", "[dispatch]") {
+  for (const DType t : kDtypes) {
+    INFO("dtype " << to_string(t));
+    const std::int64_t V = vec_elems(t);
+    for (const auto& [family, tiles, lo, hi] :
+         {std::tuple{SoftmaxFamily::warp_rows, warp_rows_tiles(t), std::int64_t{1}, kWarpRowsMaxN},
+          std::tuple{SoftmaxFamily::block_row, block_row_tiles(t), kWarpRowsMaxN + 1,
+                     kBlockRowMaxN}}) {
+      std::vector<std::int64_t> caps;
+      for (TileShape s : tiles) caps.push_back(std::int64_t{s.threads_or_lanes} * s.vecs * V);
+      for (const std::int64_t cap : caps) {
+        for (const std::int64_t n : {cap - 1, cap, cap + 1}) {
+          if (n < lo || n > hi) continue;
+          const SoftmaxPlan s = plan_softmax(dense(1000, n, t), kH200);
+          INFO("N = " << n << ": " << summary(s));
+          REQUIRE(s.family == family);
+          // Smallest listed capacity >= n.
+          std::int64_t best = -1;
+          for (const std::int64_t c : caps)
+            if (c >= n && (best < 0 || c < best)) best = c;
+          CHECK(s.capacity == best);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("dispatch: cluster slices prefer 64 KB, never exceed shared memory", "[dispatch]") {
+  const std::int64_t M = 4096;
+  // fp32: 64 KB rows -> 1 block; 256 KB -> 4; 1 MB -> 16 blocks of 64 KB; 1.5 MB -> 16 of 96 KB.
+  CHECK(plan_softmax(dense(M, 16385, DType::f32), kH200).cluster == 2);
+  CHECK(plan_softmax(dense(M, 65536, DType::f32), kH200).cluster == 4);
+  CHECK(plan_softmax(dense(M, 1 << 18, DType::f32), kH200).cluster == 16);
+  const SoftmaxPlan big = plan_softmax(dense(M, 3 << 17, DType::f32), kH200);
+  CHECK(big.cluster == 16);
+  CHECK(big.smem_bytes == 96u * 1024u);
+  // bf16 rows of 32768 are 64 KB: one block, no partner.
+  CHECK(plan_softmax(dense(M, 32768, DType::bf16), kH200).cluster == 1);
+  // Without clusters (max_cluster = 1) a row that needs more than one block is split instead.
+  CHECK(plan_softmax(dense(M, 1 << 18, DType::f32), kH200, 1).family == SoftmaxFamily::split_row);
+  CHECK(plan_softmax(dense(M, 20000, DType::f32), kH200, 1).family == SoftmaxFamily::cluster_row);
+}
+
+TEST_CASE("dispatch: split rows stay on chip while the card holds them, else read twice",
+          "[dispatch]") {
+  // M = 32, N = 2^22 fp32: 16 MB rows, one at a time over all 264 blocks, 63.5 KB each.
+  const SoftmaxPlan a = plan_softmax(dense(32, 1 << 22, DType::f32), kH200);
+  REQUIRE(a.family == SoftmaxFamily::split_row);
+  CHECK(a.rows_in_flight == 1);
+  CHECK(a.grid == 264);
+  CHECK(a.resident == a.slice);
+  CHECK(a.traffic == TrafficModel::fused);
+  // M = 8, N = 2^20 fp32: 32 MB in all, more than the ~29 MB on chip: 2 waves of 4 rows, not
+  // 7 rows and then 1 row on a seventh of the card.
+  const SoftmaxPlan b = plan_softmax(dense(8, 1 << 20, DType::f32), kH200);
+  REQUIRE(b.family == SoftmaxFamily::split_row);
+  CHECK(b.rows_in_flight == 4);
+  CHECK(b.traffic == TrafficModel::fused);
+  // M = 1, N = 2^26 fp32 (256 MB) and M = 8, N = 2^24: too long for the card, two reads.
+  for (const Problem& p : {dense(1, 1 << 26, DType::f32), dense(8, 1 << 24, DType::f32),
+                           dense(1, 1 << 26, DType::bf16)}) {
+    const SoftmaxPlan s = plan_softmax(p, kH200);
+    INFO(summary(s));
+    REQUIRE(s.family == SoftmaxFamily::split_row);
+    CHECK(s.traffic == TrafficModel::two_read);
+    CHECK(s.resident < s.slice);
+    CHECK(s.grid == 264);
+  }
+  // Few medium rows: M = 4, N = 65536 would give 16 blocks as clusters; split uses slices of at
+  // least kMinSplitSlice elements instead.
+  const SoftmaxPlan c = plan_softmax(dense(4, 65536, DType::f32), kH200);
+  REQUIRE(c.family == SoftmaxFamily::split_row);
+  CHECK(c.slice >= kMinSplitSlice);
+  CHECK(c.rows_in_flight == 4);
+}
+
+TEST_CASE("dispatch: every plan for every boundary shape satisfies its family's invariants",
+          "[dispatch]") {
+  std::size_t checked = 0;
+  for (const DType t : kDtypes)
+    for (const std::int64_t n : boundary_ns())
+      for (const std::int64_t m : {std::int64_t{1}, std::int64_t{7}, std::int64_t{131},
+                                   std::int64_t{132}, std::int64_t{133},
+                                   std::max<std::int64_t>(1, (std::int64_t{1} << 27) / n)}) {
+        const Problem p = dense(m, n, t);
+        const SoftmaxPlan d = plan_softmax(p, kH200);
+        check_invariants(d, p, kH200);
+        const auto all = candidate_plans(p, kH200);
+        REQUIRE(!all.empty());
+        CHECK(all.front().family == d.family);
+        CHECK(summary(all.front()) == summary(d));
+        std::set<std::string> seen;
+        for (const SoftmaxPlan& s : all) {
+          check_invariants(s, p, kH200);
+          CHECK(seen.insert(summary(s)).second);  // no duplicates
+          ++checked;
+        }
+      }
+  CHECK(checked > 1000);
+}
+
+TEST_CASE("dispatch: strides do not change the plan; bad problems are refused", "[dispatch]") {
+  const Problem dense_p = dense(100, 3000, DType::bf16);
+  Problem padded = dense_p;
+  padded.ld_x = 3001;
+  padded.ld_y = 3007;
+  CHECK(summary(plan_softmax(dense_p, kH200)) == summary(plan_softmax(padded, kH200)));
+  CHECK_THROWS_AS(plan_softmax(dense(0, 10), kH200), std::invalid_argument);
+  CHECK_THROWS_AS(plan_softmax(dense(10, 0), kH200), std::invalid_argument);
+  CHECK_THROWS_AS(plan_softmax(Problem{4, 10, 9, 10, DType::f32}, kH200), std::invalid_argument);
+  CHECK_THROWS_AS(plan_softmax(Problem{4, 10, 10, 9, DType::f32}, kH200), std::invalid_argument);
+}
+
+TEST_CASE("dispatch: a smaller card gets plans that fit it", "[dispatch]") {
+  DeviceLimits small;
+  small.sm_count = 20;
+  small.shared_bytes_per_block = 99 * 1024;  // an sm_86-like limit
+  for (const std::int64_t n : {std::int64_t{100}, std::int64_t{20000}, std::int64_t{1} << 20,
+                               std::int64_t{1} << 24}) {
+    const Problem p = dense(64, n, DType::f32);
+    for (const SoftmaxPlan& s : candidate_plans(p, small)) check_invariants(s, p, small);
+  }
+}
+
+TEST_CASE("the registry entry `softmax` exposes the dispatch", "[dispatch][registry]") {
+  const KernelInfo* k = find_kernel("softmax");
+  REQUIRE(k != nullptr);
+  CHECK(k->role == Role::production);
+  CHECK(k->launch != nullptr);
+  CHECK(k->dtypes == std::vector<DType>{DType::f32, DType::bf16, DType::f16});
+  REQUIRE(k->traffic_for != nullptr);
+  REQUIRE(k->plan_for != nullptr);
+  REQUIRE(k->workspace_bytes != nullptr);
+  for (const DType t : kDtypes) {
+    for (const Problem& p : {dense(1 << 20, 128, t), dense(32, 1 << 22, t), dense(1, 1 << 26, t),
+                             Problem{7, 1001, 1003, 1001, t}}) {
+      INFO(k->plan_for(p, kH200));
+      CHECK_FALSE(why_unsupported(*k, p, kH200).has_value());
+      const SoftmaxPlan s = plan_softmax(p, kH200);
+      CHECK(traffic_model(*k, p, kH200) == s.traffic);
+      CHECK(k->workspace_bytes(p) >= s.workspace_bytes);
+      CHECK(k->plan_for(p, kH200) == s.why);
+    }
+  }
+  CHECK(traffic_model(*k, dense(1, 1 << 26), kH200) == TrafficModel::two_read);
+  CHECK(traffic_model(*k, dense(1 << 17, 1024), kH200) == TrafficModel::fused);
+  const auto bad = why_unsupported(*k, Problem{4, 10, 9, 10, DType::f32}, kH200);
+  REQUIRE(bad.has_value());
+  CHECK(bad->find("ld_x") != std::string::npos);
+}
