@@ -1,1 +1,537 @@
-// placeholder: being written
+// The `softmax-bench` command line. Every subcommand validates all of its input (config, flags,
+// files) before anything touches the GPU: bad input is exit code 2 on any machine, with one line
+// on stderr, and nothing is written. docs/cli.md is the user's reference.
+#include "harness/cli.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <exception>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "harness/config.hpp"
+#include "harness/device.hpp"
+#include "harness/sweep.hpp"
+#include "kernels/registry.hpp"
+#include "roofline/claims.hpp"
+#include "roofline/model.hpp"
+#include "roofline/report.hpp"
+#include "roofline/results.hpp"
+
+namespace smr {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+constexpr const char* kProgram = "softmax-bench";
+
+// Input the user must fix: printed as one line, exit code 2.
+struct BadInput : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+std::string one_line(std::string s) {
+  std::replace(s.begin(), s.end(), '\n', ' ');
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  return s;
+}
+
+void print_error(const std::string& message) {
+  std::fprintf(stderr, "%s: %s\n", kProgram, one_line(message).c_str());
+}
+
+std::string command_line(int argc, char** argv) {
+  std::string out;
+  for (int i = 0; i < argc; ++i) {
+    std::string a = i == 0 ? std::string(kProgram) : std::string(argv[i]);
+    const bool quote = a.find_first_of(" \t\"'") != std::string::npos || a.empty();
+    if (i) out += ' ';
+    out += quote ? "'" + a + "'" : a;
+  }
+  return out;
+}
+
+// The config named on the command line, or the embedded default. ConfigError's message is the
+// one line "FILE:LINE:COL: KEY: MESSAGE", printed as it is.
+SweepConfig load_config(const std::string& arg) {
+  return arg.empty() ? default_config() : load_config_file(arg);
+}
+
+// --kernels a,b: registry names, run in place of the config's list (in the order given).
+void apply_kernel_filter(SweepConfig& cfg, const std::vector<std::string>& names) {
+  if (names.empty()) return;
+  std::vector<std::string> picked;
+  for (const auto& n : names) {
+    if (!find_kernel(n))
+      throw BadInput(fmt::format("--kernels: unknown kernel '{}' (`{} list` shows the names)", n,
+                                 kProgram));
+    if (std::find(picked.begin(), picked.end(), n) == picked.end()) picked.push_back(n);
+  }
+  cfg.kernels = picked;
+  if (cfg.normalized.is_object()) cfg.normalized["kernels"] = picked;
+}
+
+RunResults read_results_or_bad_input(const fs::path& file) {
+  if (!fs::is_regular_file(file)) throw BadInput(fmt::format("{}: no such file", file.string()));
+  try {
+    return read_results(file);
+  } catch (const std::exception& e) {
+    throw BadInput(fmt::format("{}: not a readable results.json: {}", file.string(), e.what()));
+  }
+}
+
+std::vector<Record> peers_or_bad_input(const std::string& file) {
+  if (file.empty()) return {};
+  if (!fs::is_regular_file(file)) throw BadInput(fmt::format("--peers {}: no such file", file));
+  try {
+    return load_peers(file);
+  } catch (const std::exception& e) {
+    throw BadInput(e.what());
+  }
+}
+
+int needs_gpu(const std::string& subcommand) {
+  print_error(fmt::format("`{}` needs a CUDA GPU and none was found; `{} model [CONFIG]` shows the "
+                          "analytic model of a sweep without one",
+                          subcommand, kProgram));
+  return exit_code::needs_gpu;
+}
+
+// ---- model ------------------------------------------------------------------------------
+
+struct ModelRow {
+  const KernelInfo* kernel;
+  Problem p;
+  std::optional<std::string> not_applicable;
+  ModelPoint point;
+};
+
+std::string num(double v, const char* spec) {
+  if (!std::isfinite(v)) return "-";
+  return fmt::format(fmt::runtime(spec), v);
+}
+
+std::vector<ModelRow> model_rows(const SweepConfig& cfg, const Ceilings& c) {
+  DeviceLimits limits;  // the H200's, with the size facts of the ceilings used
+  limits.sm_count = c.sm_count;
+  limits.l2_bytes = static_cast<std::size_t>(c.l2_bytes);
+  std::vector<ModelRow> rows;
+  for (const Problem& p : cfg.problems)
+    for (const auto& name : cfg.kernels) {
+      const KernelInfo* k = find_kernel(name);
+      if (!k) continue;
+      ModelRow row{k, p, why_unsupported(*k, p, limits), {}};
+      const std::int64_t rif = k->rows_in_flight ? k->rows_in_flight(p, limits) : 0;
+      row.point = predict(k->traffic, p, c, rif);
+      rows.push_back(std::move(row));
+    }
+  return rows;
+}
+
+std::string ceilings_line(const Ceilings& c) {
+  return fmt::format("{} ceilings ({}): DRAM {:.0f} GB/s, FP32 {:.0f} GFLOP/s, L2 {} MiB{}", c.source,
+                     c.device, c.dram_GBps, c.fp32_GFLOPs, c.l2_bytes >> 20,
+                     c.l2_GBps > 0 ? fmt::format(", L2 {:.0f} GB/s", c.l2_GBps) : std::string());
+}
+
+// The text table (stdout) and the markdown table (model.md) share their cells.
+std::vector<std::string> model_cells(const ModelRow& r) {
+  const ModelPoint& m = r.point;
+  std::vector<std::string> cells{r.kernel->name, std::string(to_string(r.p.dtype)),
+                                 std::to_string(r.p.M), std::to_string(r.p.N)};
+  if (r.not_applicable) {
+    for (int i = 0; i < 6; ++i) cells.emplace_back("-");
+    cells.push_back("does not apply: " + *r.not_applicable);
+    return cells;
+  }
+  cells.push_back(num(m.dram_bytes / 1e6, "{:.1f}"));
+  cells.push_back(num(m.flops / 1e9, "{:.3f}"));
+  cells.push_back(num(m.intensity, "{:.3f}"));
+  cells.push_back(num(m.bound_time_s * 1e6, "{:.1f}"));
+  cells.push_back(num(m.bound_GBps, "{:.0f}"));
+  cells.push_back(m.bound);
+  cells.push_back(m.note);
+  return cells;
+}
+
+const std::vector<std::string> kModelHeader{
+    "kernel", "dtype", "M", "N", "DRAM MB", "GFLOP", "FLOP/B", "bound us", "GB/s", "bound", "note"};
+const std::vector<std::string> kNumericColumns{"M",      "N",        "DRAM MB", "GFLOP",
+                                               "FLOP/B", "bound us", "GB/s"};
+
+struct RatioRow {
+  Problem p;
+  double ratio;
+};
+
+std::vector<RatioRow> ratio_rows(const SweepConfig& cfg, const Ceilings& c) {
+  std::vector<RatioRow> out;
+  for (const Problem& p : cfg.problems) out.push_back({p, predicted_traffic_ratio(p, c)});
+  return out;
+}
+
+// Columns whose header is in `numeric` are right-aligned; the last `free_last` columns are not
+// padded (long notes).
+std::string text_table(const std::vector<std::string>& header,
+                       const std::vector<std::vector<std::string>>& rows, std::size_t free_last,
+                       const std::vector<std::string>& numeric = {}) {
+  std::vector<std::size_t> w(header.size());
+  for (std::size_t i = 0; i < header.size(); ++i) w[i] = header[i].size();
+  for (const auto& r : rows)
+    for (std::size_t i = 0; i + free_last < r.size(); ++i) w[i] = std::max(w[i], r[i].size());
+  const auto right = [&](std::size_t i) {
+    return std::find(numeric.begin(), numeric.end(), header[i]) != numeric.end();
+  };
+  const auto line = [&](const std::vector<std::string>& r) {
+    std::string s;
+    for (std::size_t i = 0; i < r.size(); ++i) {
+      if (i) s += "  ";
+      if (i + free_last >= r.size()) s += r[i];
+      else s += right(i) ? fmt::format("{:>{}}", r[i], w[i]) : fmt::format("{:<{}}", r[i], w[i]);
+    }
+    while (!s.empty() && s.back() == ' ') s.pop_back();
+    return s + "\n";
+  };
+  std::string out = line(header);
+  for (const auto& r : rows) out += line(r);
+  return out;
+}
+
+std::string md_table(const std::vector<std::string>& header,
+                     const std::vector<std::vector<std::string>>& rows) {
+  const auto line = [](const std::vector<std::string>& r) {
+    std::string s = "|";
+    for (const auto& c : r) s += " " + c + " |";
+    return s + "\n";
+  };
+  std::string out = line(header);
+  out += "|";
+  for (std::size_t i = 0; i < header.size(); ++i) out += "---|";
+  out += "\n";
+  for (const auto& r : rows) out += line(r);
+  return out;
+}
+
+json model_json(const SweepConfig& cfg, const Ceilings& c, const std::vector<ModelRow>& rows,
+                const std::vector<RatioRow>& ratios) {
+  // The ceilings and model points are serialised by the results writer, so that model.json and
+  // results.json spell every field the same way.
+  RunResults shell;
+  shell.ceilings = c;
+  for (const auto& r : rows) {
+    Record rec;
+    rec.kernel = r.kernel->name;
+    rec.dtype = r.p.dtype;
+    rec.M = r.p.M;
+    rec.N = r.p.N;
+    rec.ld_x = r.p.ld_x;
+    rec.ld_y = r.p.ld_y;
+    rec.model = r.point;
+    shell.records.push_back(rec);
+  }
+  const json written = to_json(shell);
+  json j;
+  j["schema"] = "softmax-roofline/model";
+  j["schema_version"] = 1;
+  j["tool_version"] = SMR_VERSION;
+  j["config"] = cfg.normalized;
+  j["ceilings"] = written.at("ceilings");
+  j["points"] = json::array();
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const ModelRow& r = rows[i];
+    json pt = {{"kernel", r.kernel->name},   {"dtype", std::string(to_string(r.p.dtype))},
+               {"M", r.p.M},                 {"N", r.p.N},
+               {"ld_x", r.p.ld_x},           {"ld_y", r.p.ld_y},
+               {"applies", !r.not_applicable}, {"model", written.at("records").at(i).at("model")}};
+    if (r.not_applicable) pt["reason"] = *r.not_applicable;
+    j["points"].push_back(std::move(pt));
+  }
+  j["traffic_ratio"] = json::array();
+  for (const auto& r : ratios)
+    j["traffic_ratio"].push_back({{"dtype", std::string(to_string(r.p.dtype))},
+                                  {"M", r.p.M},
+                                  {"N", r.p.N},
+                                  {"ld_x", r.p.ld_x},
+                                  {"ld_y", r.p.ld_y},
+                                  {"unfused_over_fused", r.ratio}});
+  return j;
+}
+
+struct ModelArgs {
+  std::string config, ceilings, out;
+  bool print_only = false;
+};
+
+int cmd_model(const ModelArgs& a) {
+  const SweepConfig cfg = load_config(a.config);
+  Ceilings c = datasheet_h200();
+  if (!a.ceilings.empty()) c = read_results_or_bad_input(a.ceilings).ceilings;
+  const fs::path dir = a.out.empty() ? fs::path(cfg.output_dir) / ("model-" + cfg.name) : fs::path(a.out);
+
+  const auto rows = model_rows(cfg, c);
+  const auto ratios = ratio_rows(cfg, c);
+  std::vector<std::vector<std::string>> cells;
+  for (const auto& r : rows) cells.push_back(model_cells(r));
+  std::vector<std::vector<std::string>> ratio_cells;
+  for (const auto& r : ratios)
+    ratio_cells.push_back({std::string(to_string(r.p.dtype)), std::to_string(r.p.M),
+                           std::to_string(r.p.N), num(r.ratio, "{:.2f}")});
+  const std::vector<std::string> ratio_header{"dtype", "M", "N", "unfused/fused DRAM bytes"};
+
+  std::string text = fmt::format("Analytic model of sweep '{}' ({}); {}\n\n", cfg.name, cfg.source,
+                                 ceilings_line(c));
+  text += text_table(kModelHeader, cells, 1, kNumericColumns);
+  text += "\nPredicted DRAM traffic, unfused pipeline over fused kernel:\n";
+  text += text_table(ratio_header, ratio_cells, 0, {"M", "N", ratio_header.back()});
+  std::fputs(text.c_str(), stdout);
+
+  if (a.print_only) return exit_code::ok;
+  std::string md = fmt::format("# Analytic model: {}\n\nConfig: `{}`. {}.\n\n", cfg.name, cfg.source,
+                               ceilings_line(c));
+  md += "Predicted DRAM bytes, algorithmic FLOPs (3 per element), intensity, and the time and "
+        "effective bandwidth (2 x M x N x dtype bytes / time) the roofline allows.\n\n";
+  md += md_table(kModelHeader, cells);
+  md += "\n## Predicted DRAM traffic, unfused / fused\n\n";
+  md += md_table(ratio_header, ratio_cells);
+  fs::create_directories(dir);
+  write_file_atomic(dir / "model.json", model_json(cfg, c, rows, ratios).dump(2) + "\n");
+  write_file_atomic(dir / "model.md", md);
+  std::printf("\nwrote %s and %s\n", (dir / "model.json").string().c_str(),
+              (dir / "model.md").string().c_str());
+  return exit_code::ok;
+}
+
+// ---- list -------------------------------------------------------------------------------
+
+int cmd_list() {
+  std::vector<std::vector<std::string>> rows;
+  for (const KernelInfo& k : kernels()) {
+    std::string dtypes;
+    for (DType t : k.dtypes) {
+      if (!dtypes.empty()) dtypes += ',';
+      dtypes += to_string(t);
+    }
+    rows.push_back({k.name, std::string(to_string(k.role)), std::string(to_string(k.traffic)),
+                    dtypes, k.description});
+  }
+  std::fputs(text_table({"name", "role", "traffic", "dtypes", "description"}, rows, 1).c_str(),
+             stdout);
+  std::string all;
+  for (const auto& n : default_kernel_names()) {
+    if (!all.empty()) all += ", ";
+    all += n;
+  }
+  std::printf("\n`all` in a config means: %s\n", all.c_str());
+  return exit_code::ok;
+}
+
+// ---- report -----------------------------------------------------------------------------
+
+int cmd_report(const std::string& results, const std::string& peers_file) {
+  const fs::path file = results;
+  RunResults run = read_results_or_bad_input(file);
+  const std::vector<Record> peers = peers_or_bad_input(peers_file);
+  const json before = to_json(run);
+  const int merged = merge_peers(run, peers);
+  run.claims = evaluate_claims(run);
+  if (to_json(run) != before) write_results(file, run);  // peers merged or claims re-evaluated
+  const fs::path dir = file.parent_path().empty() ? fs::path(".") : file.parent_path();
+  const ReportOutcome out = write_report(run, dir);
+  if (merged) std::printf("merged %d peer records from %s into %s\n", merged, peers_file.c_str(),
+                          file.string().c_str());
+  std::printf("wrote %zu files in %s%s\n", out.written.size(), dir.string().c_str(),
+              out.rendered ? " (report.html and plots rendered)" : "");
+  if (!out.rendered && !out.render_hint.empty())
+    std::printf("not rendered: %s\n", out.render_hint.c_str());
+  return exit_code::ok;
+}
+
+// ---- ceilings ---------------------------------------------------------------------------
+
+int cmd_ceilings(bool as_json) {
+  if (!gpu_available()) return needs_gpu("ceilings");
+  const DeviceInfo dev = query_device();
+  json detail;
+  const Ceilings c = measure_ceilings(dev, default_config().timing, detail);
+  if (as_json) {
+    RunResults shell;
+    shell.ceilings = c;
+    std::printf("%s\n", json{{"device", dev.to_json()},
+                             {"ceilings", to_json(shell).at("ceilings")},
+                             {"measurements", detail}}
+                            .dump(2)
+                            .c_str());
+    return exit_code::ok;
+  }
+  const auto get = [&](const char* key, const char* field) -> std::string {
+    if (!detail.contains(key)) return "-";
+    const json& d = detail[key];
+    if (d.contains(field)) return fmt::format("{:.0f}", d[field].get<double>());
+    return "not measured: " + d.value("not_measured", std::string("?"));
+  };
+  std::printf("Ceilings measured on %s (%d SMs, L2 %lld MiB)\n", dev.name.c_str(), dev.sm_count,
+              static_cast<long long>(dev.l2_bytes >> 20));
+  std::printf("  DRAM copy, best          %8.0f GB/s  (read + write)\n", c.dram_GBps);
+  std::printf("    cudaMemcpyAsync D2D    %8s GB/s\n", get("memcpy_d2d", "GBps").c_str());
+  std::printf("    copy kernel            %8s GB/s\n", get("copy_kernel", "GBps").c_str());
+  std::printf("  DRAM peak from clocks    %8.0f GB/s\n", c.peak_dram_GBps);
+  std::printf("  L2 read                  %8.0f GB/s\n", c.l2_GBps);
+  std::printf("  FP32 FMA                 %8s GFLOP/s\n", get("fp32_GFLOPs", "GFLOPs").c_str());
+  if (detail.contains("fp32_GFLOPs") && detail["fp32_GFLOPs"].contains("not_measured"))
+    std::printf("    (the datasheet's %.0f GFLOP/s is used)\n", c.fp32_GFLOPs);
+  return exit_code::ok;
+}
+
+// ---- run --------------------------------------------------------------------------------
+
+struct RunArgs {
+  std::string config, out, resume, peers;
+  bool force = false, no_counters = false, quiet = false;
+  std::vector<std::string> kernels;
+};
+
+int cmd_run(const RunArgs& a, const std::string& command) {
+  // Everything the user gave is checked first; only then is the GPU asked for.
+  SweepOptions opt;
+  opt.config = load_config(a.config);
+  opt.config_arg = a.config;
+  apply_kernel_filter(opt.config, a.kernels);
+  if (!a.resume.empty()) {
+    if (!a.out.empty() && fs::path(a.out) != fs::path(a.resume))
+      throw BadInput("--out and --resume name different directories; --resume DIR continues DIR");
+    opt.dir = a.resume;
+    opt.resume = true;
+    const fs::path file = opt.dir / "results.json";
+    if (!fs::is_regular_file(file))
+      throw BadInput(fmt::format("--resume {}: no results.json there to continue", a.resume));
+    read_results_or_bad_input(file);
+  } else if (!a.out.empty()) {
+    opt.dir = a.out;
+    if (fs::exists(opt.dir) && !(fs::is_directory(opt.dir) && fs::is_empty(opt.dir)) && !a.force)
+      throw BadInput(fmt::format("--out {}: exists already; --resume {} continues the run in it, "
+                                 "--force starts a new one there",
+                                 a.out, a.out));
+  } else {
+    opt.dir = fresh_run_dir(opt.config.output_dir, opt.config.name);
+  }
+  opt.peers = peers_or_bad_input(a.peers);
+  opt.counters = opt.config.counters.enabled && !a.no_counters;
+  opt.quiet = a.quiet;
+  opt.command = command;
+
+  if (!gpu_available()) return needs_gpu("run");
+  if (!a.quiet) std::fprintf(stderr, "run directory: %s\n", opt.dir.string().c_str());
+  return run_sweep(opt);
+}
+
+constexpr const char* kFooter = R"(Examples:
+  softmax-bench model                      analytic model of the default sweep (no GPU needed)
+  softmax-bench model configs/l2-regime.yaml --print-only
+  softmax-bench run                        the default sweep into runs/default-<UTC time>/
+  softmax-bench run configs/quick.yaml --kernels fused,online --no-counters
+  softmax-bench run --resume runs/default-20261201T101112Z
+  softmax-bench report runs/default-20261201T101112Z/results.json --peers peers.json
+  softmax-bench list
+
+Exit codes: 0 ok, 1 runtime failure, 2 bad input (config, flags, files), 3 needs a GPU and
+there is none, 130 interrupted (everything so far saved; `run --resume DIR` continues).
+docs/cli.md has the details.)";
+
+}  // namespace
+
+int run_cli(int argc, char** argv) {
+  CLI::App app{"softmax-bench: row-wise softmax benchmarks and roofline analysis"};
+  app.name(kProgram);
+  app.set_version_flag("--version", std::string(kProgram) + " " + SMR_VERSION);
+  app.require_subcommand(1);
+  app.footer(kFooter);
+
+  RunArgs run_a;
+  CLI::App* run = app.add_subcommand("run", "Run a sweep on the GPU: ceilings, verification, "
+                                            "timing, counters, claims, report");
+  run->add_option("config", run_a.config, "Sweep config (YAML or JSON); default: the embedded "
+                                          "configs/default.yaml");
+  CLI::Option* out_opt =
+      run->add_option("--out", run_a.out, "Run directory (default: <output_dir>/<name>-<UTC time>)");
+  CLI::Option* resume_opt =
+      run->add_option("--resume", run_a.resume, "Continue the run in DIR, skipping its finished records");
+  CLI::Option* force_opt =
+      run->add_flag("--force", run_a.force, "Start a new run in an existing --out directory");
+  force_opt->excludes(resume_opt);
+  (void)out_opt;
+  run->add_flag("--no-counters", run_a.no_counters, "Skip the CUPTI counters pass");
+  run->add_option("--kernels", run_a.kernels, "Run these registry kernels instead of the config's "
+                                              "(comma-separated)")
+      ->delimiter(',');
+  run->add_option("--peers", run_a.peers, "Merge this scripts/peers.py output into results.json");
+  run->add_flag("--quiet", run_a.quiet, "No progress line or summary");
+
+  ModelArgs model_a;
+  CLI::App* model = app.add_subcommand(
+      "model", "Print (and write model.json / model.md) the analytic model of a sweep; no GPU needed");
+  model->add_option("config", model_a.config, "Sweep config; default: the embedded default");
+  CLI::Option* ceil_opt = model->add_option(
+      "--ceilings", model_a.ceilings, "Use the measured ceilings of this results.json");
+  (void)ceil_opt;
+  CLI::Option* mout = model->add_option(
+      "--out", model_a.out, "Where model.json and model.md go (default: <output_dir>/model-<name>)");
+  model->add_flag("--print-only", model_a.print_only, "Print the tables, write no files")
+      ->excludes(mout);
+
+  app.add_subcommand("list", "List the registry's kernels with one-line descriptions");
+
+  std::string report_file, report_peers;
+  CLI::App* report = app.add_subcommand(
+      "report", "Regenerate claims, report and plots of a saved run from its results.json");
+  report->add_option("results", report_file, "RESULTS.json of a run")->required();
+  report->add_option("--peers", report_peers, "Merge this scripts/peers.py output first");
+
+  bool ceilings_json = false;
+  CLI::App* ceilings = app.add_subcommand("ceilings", "Measure and print this GPU's ceilings");
+  ceilings->add_flag("--json", ceilings_json, "Print the measurements as JSON");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    std::string what = e.what();
+    // CLI11 asks for the subcommand before it looks at the rest: name what was not understood.
+    if (dynamic_cast<const CLI::RequiredError*>(&e) && app.get_subcommands().empty() &&
+        !app.remaining().empty())
+      what = fmt::format("'{}' is not a subcommand or option", app.remaining().front());
+    print_error(fmt::format("{} (see {} --help)", what, kProgram));
+    return exit_code::bad_input;
+  }
+
+  try {
+    if (*run) return cmd_run(run_a, command_line(argc, argv));
+    if (*model) return cmd_model(model_a);
+    if (app.got_subcommand("list")) return cmd_list();
+    if (*report) return cmd_report(report_file, report_peers);
+    if (*ceilings) return cmd_ceilings(ceilings_json);
+  } catch (const ConfigError& e) {
+    std::fprintf(stderr, "%s\n", one_line(e.what()).c_str());
+    return exit_code::bad_input;
+  } catch (const BadInput& e) {
+    print_error(e.what());
+    return exit_code::bad_input;
+  } catch (const CudaError& e) {
+    print_error(e.what());
+    return exit_code::runtime_failure;
+  } catch (const std::exception& e) {
+    print_error(e.what());
+    return exit_code::runtime_failure;
+  }
+  return exit_code::bad_input;
+}
+
+}  // namespace smr

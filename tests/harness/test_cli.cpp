@@ -1,1 +1,433 @@
-// placeholder: being written
+// End-to-end tests of the built `softmax-bench` (SMR_BENCH_EXE), run through the shell in a fresh
+// temporary directory each, plus the host-only pieces of timing and the peers merge. None needs a
+// GPU; the `run` test checks exit code 3 where there is none, and bad input (exit 2) where there is.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <cuda_runtime_api.h>
+#include <nlohmann/json.hpp>
+
+#include "catch.hpp"
+#include "harness/config.hpp"
+#include "harness/sweep.hpp"
+#include "harness/timing.hpp"
+#include "kernels/registry.hpp"
+#include "roofline/results.hpp"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+struct Outcome {
+  int code = -1;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A directory of its own for one test case, removed afterwards.
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    static int counter = 0;
+    path = fs::temp_directory_path() /
+           ("smr-cli-test-" + std::to_string(getpid()) + "-" + std::to_string(++counter));
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+};
+
+// Runs `softmax-bench ARGS` with `dir` as the working directory. Report rendering is turned off
+// (SMR_WEB_DIR names a folder without the web packages), so no test depends on Node.js.
+Outcome bench(const std::string& args, const fs::path& dir) {
+  const fs::path out = dir / ".stdout", err = dir / ".stderr";
+  const std::string cmd = "cd '" + dir.string() + "' && SMR_WEB_DIR='" + (dir / ".no-web").string() +
+                          "' '" + SMR_BENCH_EXE + "' " + args + " >'" + out.string() + "' 2>'" +
+                          err.string() + "'";
+  const int status = std::system(cmd.c_str());
+  Outcome o;
+  o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  o.out = slurp(out);
+  o.err = slurp(err);
+  fs::remove(out);
+  fs::remove(err);
+  return o;
+}
+
+std::size_t lines(const std::string& s) { return static_cast<std::size_t>(std::count(s.begin(), s.end(), '\n')); }
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// What a directory holds, except the test's own capture files.
+std::vector<std::string> entries(const fs::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string n = e.path().filename().string();
+    if (n != ".stdout" && n != ".stderr") names.push_back(n);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+void write_text(const fs::path& p, const std::string& text) {
+  std::ofstream f(p);
+  f << text;
+}
+
+bool gpu_present() {
+  int n = 0;
+  const bool ok = cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+  cudaGetLastError();
+  return ok;
+}
+
+// A small saved run: one timed fused record, one skipped record.
+smr::RunResults sample_run() {
+  smr::RunResults run;
+  run.tool_version = "test";
+  run.created = "2026-12-01T00:00:00Z";
+  run.command = "softmax-bench run (test)";
+  run.config = smr::default_config().normalized;
+  run.ceilings = smr::datasheet_h200();
+  run.complete = true;
+  const smr::Problem p = smr::dense(131072, 1024);
+  smr::Record ok;
+  ok.kernel = "fused";
+  ok.M = p.M;
+  ok.N = p.N;
+  ok.ld_x = ok.ld_y = p.N;
+  ok.model = smr::predict(smr::TrafficModel::fused, p, run.ceilings);
+  smr::TimeStats t;
+  t.median_s = t.min_s = t.max_s = t.mean_s = 2.7e-4;
+  t.samples = 20;
+  ok.time = t;
+  ok.effective_GBps = p.min_bytes() / t.median_s / 1e9;
+  ok.pct_of_copy = *ok.effective_GBps / run.ceilings.dram_GBps * 100;
+  ok.model_GBps = ok.model.dram_bytes / t.median_s / 1e9;
+  run.records.push_back(ok);
+  smr::Record skipped = ok;
+  skipped.kernel = "unfused";
+  skipped.status = "skipped";
+  skipped.reason = "test";
+  skipped.time.reset();
+  skipped.effective_GBps.reset();
+  skipped.pct_of_copy.reset();
+  skipped.model_GBps.reset();
+  run.records.push_back(skipped);
+  return run;
+}
+
+}  // namespace
+
+TEST_CASE("model on the embedded default prints 0.375 and 2.5 and writes model.json/model.md", "[cli]") {
+  TempDir tmp;
+  const Outcome o = bench("model", tmp.path);
+  INFO(o.err);
+  REQUIRE(o.code == 0);
+  CHECK(contains(o.out, "0.375"));
+  CHECK(contains(o.out, "2.50"));
+
+  const fs::path dir = tmp.path / "runs" / "model-default";
+  REQUIRE(fs::is_regular_file(dir / "model.json"));
+  REQUIRE(fs::is_regular_file(dir / "model.md"));
+  CHECK(contains(slurp(dir / "model.md"), "0.375"));
+  const json j = json::parse(slurp(dir / "model.json"));
+  CHECK(j.at("schema") == "softmax-roofline/model");
+  const smr::SweepConfig cfg = smr::default_config();
+  CHECK(j.at("points").size() == cfg.problems.size() * cfg.kernels.size());
+  int fused = 0;
+  for (const auto& pt : j.at("points"))
+    if (pt.at("kernel") == "fused" && pt.at("applies") == true) {
+      ++fused;
+      REQUIRE_THAT(pt.at("model").at("intensity").get<double>(), Catch::Matchers::WithinAbs(0.375, 1e-9));
+    }
+  CHECK(fused > 0);
+  // Far above the L2 (the default's shapes are 2^27 elements: 512 MiB a buffer) the unfused
+  // pipeline moves 5 passes to the fused kernel's 2, plus its per-row max and sum vectors (fp32,
+  // M each): at most 2/N more.
+  REQUIRE(j.at("traffic_ratio").size() == cfg.problems.size());
+  for (const auto& r : j.at("traffic_ratio")) {
+    const double ratio = r.at("unfused_over_fused").get<double>();
+    const double N = r.at("N").get<double>();
+    INFO("N = " << N << ": ratio " << ratio);
+    CHECK(ratio >= 2.5 - 1e-12);
+    CHECK(ratio <= 2.5 + 2.0 / N + 1e-12);
+  }
+}
+
+TEST_CASE("model --print-only writes nothing; --out chooses the directory", "[cli]") {
+  TempDir tmp;
+  Outcome o = bench("model --print-only", tmp.path);
+  REQUIRE(o.code == 0);
+  CHECK(contains(o.out, "0.375"));
+  CHECK(entries(tmp.path).empty());
+
+  o = bench("model --out here", tmp.path);
+  REQUIRE(o.code == 0);
+  CHECK(fs::is_regular_file(tmp.path / "here" / "model.json"));
+}
+
+TEST_CASE("model --ceilings takes the ceilings of a results.json", "[cli]") {
+  TempDir tmp;
+  smr::RunResults run = sample_run();
+  run.ceilings.source = "measured";
+  run.ceilings.dram_GBps = 1000.0;  // a slow card: the bound times must follow
+  smr::write_results(tmp.path / "results.json", run);
+  const Outcome o = bench("model --print-only --ceilings results.json", tmp.path);
+  INFO(o.err);
+  REQUIRE(o.code == 0);
+  CHECK(contains(o.out, "measured ceilings"));
+  CHECK(contains(o.out, "DRAM 1000 GB/s"));
+
+  const Outcome bad = bench("model --ceilings nothing.json", tmp.path);
+  CHECK(bad.code == 2);
+  CHECK(lines(bad.err) == 1);
+}
+
+TEST_CASE("list shows every registry entry with its description", "[cli]") {
+  TempDir tmp;
+  const Outcome o = bench("list", tmp.path);
+  REQUIRE(o.code == 0);
+  for (const smr::KernelInfo& k : smr::kernels()) {
+    INFO(k.name);
+    CHECK(contains(o.out, k.name));
+    CHECK(contains(o.out, k.description));
+  }
+}
+
+TEST_CASE("a bad config is exit code 2 with one file:line:col line, and nothing is written", "[cli]") {
+  TempDir tmp;
+  write_text(tmp.path / "bad.yaml", "name: bad\nkernels: [fused]\nshapez: [[1, 128]]\n");
+  write_text(tmp.path / "broken.yaml", "name: broken\nkernels: [fused\n");
+  write_text(tmp.path / "neg.json", "{\n  \"name\": \"neg\",\n  \"shapes\": [[-4, 128]]\n}\n");
+  const std::vector<std::string> before = entries(tmp.path);
+  for (const std::string sub : {"model", "run"}) {
+    for (const std::string file : {"bad.yaml", "broken.yaml", "neg.json"}) {
+      const Outcome o = bench(sub + " " + file, tmp.path);
+      INFO(sub << " " << file << ": " << o.err);
+      CHECK(o.code == 2);
+      CHECK(lines(o.err) == 1);
+      CHECK(o.err.rfind(file + ":", 0) == 0);  // starts with FILE:
+      CHECK(o.out.empty());
+    }
+  }
+  // The unknown key's position: line 3, column 1.
+  const Outcome o = bench("model bad.yaml", tmp.path);
+  CHECK(o.err.rfind("bad.yaml:3:1:", 0) == 0);
+  CHECK(contains(o.err, "shapez"));
+  CHECK(entries(tmp.path) == before);
+}
+
+TEST_CASE("run needs a GPU: exit code 3 with one line pointing to `model`", "[cli]") {
+  TempDir tmp;
+  if (!gpu_present()) {
+    for (const std::string args : {"run", "run --no-counters --quiet", "ceilings"}) {
+      const Outcome o = bench(args, tmp.path);
+      INFO(args << ": " << o.err);
+      CHECK(o.code == 3);
+      CHECK(lines(o.err) == 1);
+      CHECK(contains(o.err, "softmax-bench model"));
+    }
+    CHECK(entries(tmp.path).empty());  // no run directory was made
+  } else {
+    WARN("a GPU is present: checking only that bad input is refused before the GPU is used");
+  }
+  // On any machine, input is checked before the GPU: an unknown kernel is exit 2.
+  const Outcome o = bench("run --kernels fused,nosuch", tmp.path);
+  CHECK(o.code == 2);
+  CHECK(lines(o.err) == 1);
+  CHECK(contains(o.err, "nosuch"));
+  CHECK(entries(tmp.path).empty());
+}
+
+TEST_CASE("run refuses to reuse a directory without --resume or --force", "[cli]") {
+  TempDir tmp;
+  fs::create_directories(tmp.path / "old");
+  write_text(tmp.path / "old" / "keep.txt", "earlier run");
+  Outcome o = bench("run --out old", tmp.path);
+  CHECK(o.code == 2);
+  CHECK(lines(o.err) == 1);
+  CHECK(contains(o.err, "--resume"));
+  CHECK(slurp(tmp.path / "old" / "keep.txt") == "earlier run");
+
+  o = bench("run --resume old", tmp.path);  // nothing to resume there
+  CHECK(o.code == 2);
+  CHECK(contains(o.err, "results.json"));
+
+  o = bench("run --resume old --force", tmp.path);
+  CHECK(o.code == 2);
+}
+
+TEST_CASE("report regenerates a saved run's outputs and merges peers", "[cli]") {
+  TempDir tmp;
+  const fs::path dir = tmp.path / "run1";
+  fs::create_directories(dir);
+  smr::write_results(dir / "results.json", sample_run());
+
+  Outcome o = bench("report run1/results.json", tmp.path);
+  INFO(o.err);
+  REQUIRE(o.code == 0);
+  CHECK(fs::is_regular_file(dir / "report.md"));
+  smr::RunResults back = smr::read_results(dir / "results.json");
+  CHECK(!back.claims.is_null());
+  CHECK(back.records.size() == 2);
+
+  // A peers file is a results document holding peer records (scripts/peers.py writes one).
+  smr::RunResults peers = sample_run();
+  peers.records.resize(1);
+  peers.records[0].kernel = "torch.softmax";
+  peers.records[0].pct_of_copy = 1.0;  // recomputed against the run's copy ceiling on merge
+  smr::write_results(tmp.path / "peers.json", peers);
+  fs::remove(dir / "report.md");
+  o = bench("report run1/results.json --peers peers.json", tmp.path);
+  REQUIRE(o.code == 0);
+  CHECK(fs::is_regular_file(dir / "report.md"));
+  back = smr::read_results(dir / "results.json");
+  REQUIRE(back.records.size() == 3);
+  const auto it = std::find_if(back.records.begin(), back.records.end(),
+                               [](const smr::Record& r) { return r.kernel == "torch.softmax"; });
+  REQUIRE(it != back.records.end());
+  REQUIRE(it->pct_of_copy.has_value());
+  REQUIRE_THAT(*it->pct_of_copy,
+               Catch::Matchers::WithinRel(*it->effective_GBps / back.ceilings.dram_GBps * 100, 1e-12));
+
+  // Bad input: a missing file, a file that is not a results document.
+  o = bench("report nothing.json", tmp.path);
+  CHECK(o.code == 2);
+  CHECK(lines(o.err) == 1);
+  write_text(tmp.path / "junk.json", "{\"schema\": \"something else\"}");
+  o = bench("report junk.json", tmp.path);
+  CHECK(o.code == 2);
+  CHECK(lines(o.err) == 1);
+  o = bench("report run1/results.json --peers junk.json", tmp.path);
+  CHECK(o.code == 2);
+  CHECK(lines(o.err) == 1);
+}
+
+TEST_CASE("bad flags are exit code 2 with a one-line message; --help and --version are 0", "[cli]") {
+  TempDir tmp;
+  for (const std::string args : {"--bogus", "frobnicate", "", "run --kernels", "model --print-only --out x",
+                                 "report", "list extra", "run a.yaml b.yaml"}) {
+    const Outcome o = bench(args, tmp.path);
+    INFO("'" << args << "': " << o.err);
+    CHECK(o.code == 2);
+    CHECK(lines(o.err) == 1);
+    CHECK(o.err.rfind("softmax-bench: ", 0) == 0);
+  }
+  CHECK(entries(tmp.path).empty());
+
+  Outcome o = bench("--version", tmp.path);
+  CHECK(o.code == 0);
+  CHECK(contains(o.out, "softmax-bench "));
+  o = bench("--help", tmp.path);
+  CHECK(o.code == 0);
+  CHECK(contains(o.out, "Examples:"));
+  for (const char* sub : {"run", "model", "list", "report", "ceilings"}) CHECK(contains(o.out, sub));
+  o = bench("run --help", tmp.path);
+  CHECK(o.code == 0);
+  CHECK(contains(o.out, "--resume"));
+}
+
+TEST_CASE("timing statistics: median, spread and the sample count", "[cli][timing]") {
+  const smr::TimeStats t = smr::summarize({4.0, 1.0, 3.0, 2.0}, 8, true);
+  CHECK(t.samples == 4);
+  CHECK(t.launches_per_sample == 8);
+  CHECK(t.l2_flushed);
+  CHECK(t.median_s == 2.5);
+  CHECK(t.min_s == 1.0);
+  CHECK(t.max_s == 4.0);
+  CHECK(t.mean_s == 2.5);
+  REQUIRE_THAT(t.stddev_s, Catch::Matchers::WithinRel(std::sqrt(5.0 / 3.0), 1e-12));
+  REQUIRE_THAT(t.cv, Catch::Matchers::WithinRel(std::sqrt(5.0 / 3.0) / 2.5, 1e-12));
+  CHECK(smr::summarize({5.0, 1.0, 3.0}, 1, false).median_s == 3.0);
+
+  smr::TimingPolicy p;
+  p.min_repetitions = 20;
+  p.min_time_s = 0.05;
+  CHECK(smr::samples_needed(p, 1e-3) == 50);   // time decides
+  CHECK(smr::samples_needed(p, 1e-2) == 20);   // count decides
+  CHECK(smr::samples_needed(p, 1e-12) == smr::kMaxSamples);
+}
+
+TEST_CASE("short launches are batched over distinct buffer sets", "[cli][timing]") {
+  const std::size_t MiB = 1 << 20;
+  smr::BatchPlan b = smr::plan_batch(300e-6, 512 * MiB, true, 1ull << 36);
+  CHECK(b.launches == 1);
+  CHECK(b.sets == 1);
+  CHECK(!b.graph);
+
+  b = smr::plan_batch(2e-6, MiB, true, 1ull << 36);  // 2 us: 25 launches, one set each
+  CHECK(b.launches == 25);
+  CHECK(b.sets == 25);
+  CHECK(b.graph);
+
+  b = smr::plan_batch(2e-6, MiB, false, 1ull << 36);  // no flush: hot L2 is what was asked for
+  CHECK(b.launches == 25);
+  CHECK(b.sets == 1);
+
+  b = smr::plan_batch(2e-6, MiB, true, 4 * MiB);  // memory for 4 extra sets only
+  CHECK(b.sets == 5);
+
+  CHECK(smr::plan_batch(1e-9, 1, true, 1ull << 36).launches == smr::kMaxBatch);
+}
+
+TEST_CASE("peer records replace same-key records and are measured against the run's copy", "[cli]") {
+  smr::RunResults run = sample_run();
+  run.ceilings.dram_GBps = 4000;
+  smr::Record peer = run.records[0];
+  peer.kernel = "triton.fused";
+  peer.effective_GBps = 3000;
+  peer.pct_of_copy = 50;
+  CHECK(smr::merge_peers(run, {peer}) == 1);
+  CHECK(smr::merge_peers(run, {peer}) == 1);  // the same key again: replaced, not added
+  REQUIRE(run.records.size() == 3);
+  CHECK(run.records[2].kernel == "triton.fused");
+  REQUIRE_THAT(*run.records[2].pct_of_copy, Catch::Matchers::WithinRel(75.0, 1e-12));
+
+  // peers.py writes its records without a model (every number NaN): the merge gives them the fused
+  // model for the run's ceilings.
+  smr::Record bare = peer;
+  bare.kernel = "torch.softmax";
+  bare.model = smr::ModelPoint{};
+  bare.model.dram_bytes = std::nan("");
+  bare.model_GBps.reset();
+  smr::merge_peers(run, {bare});
+  const smr::Record& merged = run.records.back();
+  CHECK(merged.kernel == "torch.softmax");
+  CHECK(merged.model.traffic == smr::TrafficModel::fused);
+  REQUIRE_THAT(merged.model.dram_bytes, Catch::Matchers::WithinRel(merged.problem().min_bytes(), 1e-9));
+  REQUIRE(merged.model_GBps.has_value());
+  REQUIRE_THAT(*merged.model_GBps,
+               Catch::Matchers::WithinRel(merged.model.dram_bytes / merged.time->median_s / 1e9, 1e-12));
+}
+
+TEST_CASE("a fresh run directory is never an existing one", "[cli]") {
+  TempDir tmp;
+  const fs::path a = smr::fresh_run_dir(tmp.path, "quick");
+  CHECK(a.parent_path() == tmp.path);
+  CHECK(a.filename().string().rfind("quick-", 0) == 0);
+  fs::create_directories(a);
+  const fs::path b = smr::fresh_run_dir(tmp.path, "quick");
+  CHECK(b != a);
+  CHECK(!fs::exists(b));
+}

@@ -1,0 +1,419 @@
+#!/usr/bin/env python3
+"""Times the library peers softmax-bench cannot run in-process: torch.softmax and the seed design
+written in Triton, on the shapes of a softmax-bench config, the same way softmax-bench times its
+own kernels (docs/timing.md), and writes them as records of the results schema.
+
+    scripts/peers.py [CONFIG] [--out peers.json] [--kernels torch.softmax,triton.fused] [--quiet]
+    softmax-bench run CONFIG --peers peers.json      # or: softmax-bench report RESULTS.json --peers peers.json
+
+CONFIG is a softmax-bench sweep config (YAML or JSON; default configs/default.yaml). Its shapes,
+dtypes, row_pad, timing policy, verify.tolerance and seed are used; its `kernels` are not (the
+peers are always these two). Needs a CUDA GPU with PyTorch and Triton.
+
+Method, as in the harness: inputs N(0, 1) with a few +20 outliers per row; every output verified
+against a float64 torch reference (max relative error per row, |y - ref| / max(|ref|, 1e-20)),
+timing skipped when it fails; warm-up outside the timing; before each timed sample the L2 is
+flushed by writing a buffer of twice its size and reading it back, then the GPU spins ~100 us
+(torch.cuda._sleep) while Python enqueues the launch; CUDA events around the launch;
+launches shorter than 10 us are batched (a CUDA graph of K launches over K distinct input and
+output sets); at least min_repetitions samples and min_time_s of timed time; median, min, max,
+mean, stddev and cv over the samples. effective_GBps = 2 x M x N x dtype bytes / median time (one
+read of x, one write of y), the convention of softmax-bench, PyTorch, the Triton tutorial and QuACK.
+
+The output is a results document (schema softmax-roofline/results) holding only peer records; its
+ceilings are torch's own copy_ bandwidth measured here (softmax-bench recomputes pct_of_copy
+against the run's copy ceiling when it merges the file). Records carry no model of their own: the
+merge gives them the fused (one read, one write) model, the floor for any softmax.
+"""
+import argparse
+import datetime
+import json
+import math
+import os
+import sys
+from pathlib import Path
+
+import yaml
+
+SCHEMA = "softmax-roofline/results"
+SCHEMA_VERSION = 1
+PEERS = ["torch.softmax", "triton.fused"]
+
+# The timing policy's constants, the same as src/harness/timing.hpp.
+MIN_SAMPLE_S = 10e-6      # a launch shorter than this is batched
+BATCH_TARGET_S = 50e-6    # a batched sample aims at this much GPU time
+MAX_BATCH = 256
+MAX_SAMPLES = 10000
+CALIBRATION_LAUNCHES = 3
+# Before each sample's start event the GPU spins this many cycles (~100 us at ~2 GHz) while Python
+# enqueues the launch, so the events never measure the launch's CPU cost (Triton's launcher spends
+# tens of microseconds in Python). The harness does the same with a 20 us spin kernel.
+LEAD_CYCLES = 200_000
+ABSOLUTE_FLOOR = 1e-20    # src/harness/verify.hpp kAbsoluteFloor
+OUTLIER = 20.0            # src/harness/verify.cpp's outlier rows: N(0, 1) plus a few +20 values
+COPY_CEILING_BYTES = 1 << 30
+# Largest BLOCK_SIZE the seed kernel is run with: 64 fp32 values per thread at 32 warps. A longer
+# row does not fit one tile (the registers spill or the compile fails): skipped with the reason.
+MAX_TRITON_BLOCK = 65536
+
+DEFAULTS = {"timing": {"warmup": 3, "min_repetitions": 20, "min_time_s": 0.05, "flush_l2": True},
+            "verify": {"tolerance": 1e-5}, "seed": 2026, "row_pad": 0, "dtypes": ["fp32"]}
+
+
+def fail(msg):
+    sys.exit(f"peers.py: {msg}")
+
+
+# ---- the config: the same expansion as src/harness/config.cpp ---------------------------------
+
+def int_set(v, where):
+    """An integer, a list of integers or a power-of-two range {from: A, to: B}."""
+    if isinstance(v, bool):
+        fail(f"{where}: expected an integer, a list or a range")
+    if isinstance(v, int):
+        return [v]
+    if isinstance(v, list):
+        return [int(x) for x in v]
+    if isinstance(v, dict):
+        lo, hi = int(v["from"]), int(v["to"])
+        out, x = [], lo
+        while x <= hi:
+            out.append(x)
+            x *= 2
+        return out
+    fail(f"{where}: expected an integer, a list or a range")
+
+
+def shapes_of(cfg):
+    shapes = [(int(m), int(n)) for m, n in cfg.get("shapes", [])]
+    sweep = cfg.get("sweep")
+    if sweep:
+        ns = int_set(sweep["N"], "sweep.N")
+        if "M" in sweep:
+            shapes += [(m, n) for n in ns for m in int_set(sweep["M"], "sweep.M")]
+        else:
+            shapes += [(e // n, n) for n in ns for e in int_set(sweep["elements"], "sweep.elements")]
+    if not shapes:
+        fail("the config has no shapes")
+    return shapes
+
+
+def load_config(path):
+    with open(path) as f:
+        cfg = yaml.safe_load(f)  # JSON is YAML too
+    if not isinstance(cfg, dict):
+        fail(f"{path}: not a config mapping")
+    out = dict(DEFAULTS)
+    out.update(cfg)
+    for k in ("timing", "verify"):
+        out[k] = dict(DEFAULTS[k], **(cfg.get(k) or {}))
+    out["expanded_shapes"] = shapes_of(cfg)
+    return out
+
+
+# ---- timing ----------------------------------------------------------------------------------
+
+class Timer:
+    def __init__(self, torch, l2_bytes, policy):
+        self.torch = torch
+        self.policy = policy
+        # Twice the L2, written then read back: the L2 then holds only clean lines of this buffer.
+        self.flush_buf = torch.empty(2 * l2_bytes // 4, dtype=torch.float32, device="cuda")
+
+    def flush(self):
+        self.flush_buf.zero_()
+        self.flush_buf.sum()
+
+    def hold(self):
+        self.torch.cuda._sleep(LEAD_CYCLES)
+
+    def _events(self):
+        c = self.torch.cuda
+        return c.Event(enable_timing=True), c.Event(enable_timing=True)
+
+    def calibrate(self, launch, flush):
+        for _ in range(int(self.policy["warmup"])):
+            launch(0)
+        self.torch.cuda.synchronize()
+        t = []
+        for _ in range(CALIBRATION_LAUNCHES):
+            if flush:
+                self.flush()
+            self.hold()
+            a, b = self._events()
+            a.record()
+            launch(0)
+            b.record()
+            b.synchronize()
+            t.append(a.elapsed_time(b) * 1e-3)
+        return sorted(t)[len(t) // 2]
+
+    def measure(self, make_launch, set_bytes, flush):
+        """make_launch(sets) -> launch(i): sets are buffer sets (0 is the record's own)."""
+        sets = 1
+        launch = make_launch(1)
+        single = self.calibrate(launch, flush)
+        launches, graph_used = 1, False
+        if single < MIN_SAMPLE_S:
+            launches = int(min(max(math.ceil(BATCH_TARGET_S / max(single, 1e-9) - 1e-9), 2), MAX_BATCH))
+            free, _ = self.torch.cuda.mem_get_info()
+            affordable = max(1, (free - (256 << 20)) // max(set_bytes, 1) + 1)
+            sets = int(min(launches, affordable)) if flush else 1
+            launch = make_launch(sets)
+        batch = lambda: [launch(i % sets) for i in range(launches)]
+        if launches > 1:
+            try:
+                g = self.torch.cuda.CUDAGraph()
+                s = self.torch.cuda.Stream()
+                s.wait_stream(self.torch.cuda.current_stream())
+                with self.torch.cuda.stream(s):
+                    batch()  # warm the launches on the side stream before capture
+                self.torch.cuda.current_stream().wait_stream(s)
+                with self.torch.cuda.graph(g):
+                    batch()
+                replay = g.replay
+                graph_used = True
+            except Exception:  # noqa: BLE001 -- not capturable: enqueue one by one
+                replay = batch
+        else:
+            replay = batch
+        n = int(min(max(self.policy["min_repetitions"],
+                        math.ceil(self.policy["min_time_s"] / max(single * launches, 1e-12))), MAX_SAMPLES))
+        samples = []
+        for _ in range(n):
+            if flush:
+                self.flush()
+            self.hold()
+            a, b = self._events()
+            a.record()
+            replay()
+            b.record()
+            b.synchronize()
+            samples.append(a.elapsed_time(b) * 1e-3 / launches)
+        stats = summarize(samples, launches, flush and sets == launches)
+        plan = {"calibration_s": single, "launches_per_sample": launches, "buffer_sets": sets,
+                "graph": graph_used}
+        return stats, plan
+
+
+def summarize(v, launches, flushed):
+    v = sorted(v)
+    n = len(v)
+    median = v[n // 2] if n % 2 else 0.5 * (v[n // 2 - 1] + v[n // 2])
+    mean = sum(v) / n
+    sd = math.sqrt(sum((x - mean) ** 2 for x in v) / (n - 1)) if n > 1 else 0.0
+    return {"median_s": median, "min_s": v[0], "max_s": v[-1], "mean_s": mean, "stddev_s": sd,
+            "cv": sd / mean if mean > 0 else 0.0, "samples": n, "launches_per_sample": launches,
+            "l2_flushed": bool(flushed)}
+
+
+# ---- the peers -------------------------------------------------------------------------------
+
+def make_triton_seed(triton, tl):
+    @triton.jit
+    def softmax_seed(y_ptr, x_ptr, x_row_stride, y_row_stride, n_cols, BLOCK_SIZE: tl.constexpr):
+        # One program per row; the whole row is one power-of-two tile held in registers.
+        row_idx = tl.program_id(0).to(tl.int64)  # int64: row_idx * stride passes 2^31 on big inputs
+        cols = tl.arange(0, BLOCK_SIZE)
+        mask = cols < n_cols
+        # -inf in the padding lanes: they change neither the max nor (exp(-inf) = 0) the sum.
+        x = tl.load(x_ptr + row_idx * x_row_stride + cols, mask=mask, other=-float("inf"))
+        z = x - tl.max(x, axis=0)
+        num = tl.exp(z)
+        y = num / tl.sum(num, axis=0)
+        tl.store(y_ptr + row_idx * y_row_stride + cols, y, mask=mask)
+    return softmax_seed
+
+
+def num_warps_for(block):
+    # More warps for longer tiles, so each thread holds at most 64 fp32 values.
+    if block <= 1024:
+        return 4
+    if block <= 2048:
+        return 8
+    if block <= 8192:
+        return 16
+    return 32
+
+
+def make_input(torch, M, N, ld, seed, dtype):
+    g = torch.Generator(device="cuda")
+    g.manual_seed(seed)
+    full = torch.randn((M, ld), generator=g, device="cuda", dtype=torch.float32)
+    # Every fourth row has outliers (+20 at a few columns), so softmax is far from uniform.
+    rows = torch.arange(0, M, 4, device="cuda")
+    cols = torch.randint(0, N, (rows.numel(), 4), generator=g, device="cuda")
+    full[rows.unsqueeze(1), cols] += OUTLIER
+    if ld > N:
+        full[:, N:] = 1e30  # padding sentinel, as the harness: never read into a result
+    return full[:, :N].to(dtype)
+
+
+def verify(torch, x, y, tolerance):
+    ref = torch.softmax(x.double(), dim=-1)
+    got = y.double()
+    err = (got - ref).abs() / ref.abs().clamp_min(ABSOLUTE_FLOOR)
+    bad_nan = torch.isnan(got) != torch.isnan(ref)
+    err = torch.where(torch.isnan(ref), torch.zeros_like(err), err)
+    worst = float(err.max())
+    diff = torch.where(torch.isnan(ref), torch.zeros_like(ref), got - ref)
+    ref0 = torch.where(torch.isnan(ref), torch.zeros_like(ref), ref)
+    rel_l2 = float(diff.norm() / ref0.norm()) if float(ref0.norm()) > 0 else 0.0
+    passed = bool(not bad_nan.any()) and math.isfinite(worst) and worst <= tolerance
+    detail = ""
+    if not passed:
+        if bad_nan.any():
+            detail = f"{int(bad_nan.sum())} elements with the wrong NaN pattern"
+        else:
+            i = int(err.argmax())
+            detail = (f"row {i // x.shape[1]}, column {i % x.shape[1]}: relative error {worst:.3g} "
+                      f"> tolerance {tolerance:g}")
+    del ref, got, err
+    return {"passed": passed, "max_rel_err": worst if math.isfinite(worst) else None,
+            "rel_l2_err": rel_l2, "tolerance": tolerance, "rows_checked": int(x.shape[0]),
+            "detail": detail}
+
+
+def null_model(note):
+    keys = ["dram_read_bytes", "dram_write_bytes", "dram_bytes", "l2_bytes", "passes", "flops",
+            "intensity", "bound_time_s", "bound_GBps"]
+    m = {k: None for k in keys}
+    m.update({"traffic": "fused", "bound": "", "note": note})
+    return m
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    repo = Path(__file__).resolve().parent.parent
+    ap.add_argument("config", nargs="?", default=str(repo / "configs" / "default.yaml"))
+    ap.add_argument("--out", default="peers.json", help="output file (default peers.json)")
+    ap.add_argument("--kernels", default=",".join(PEERS), help="comma-separated subset of " + ", ".join(PEERS))
+    ap.add_argument("--quiet", action="store_true")
+    args = ap.parse_args()
+    kernels = [k for k in args.kernels.split(",") if k]
+    for k in kernels:
+        if k not in PEERS:
+            fail(f"--kernels: unknown peer '{k}' (known: {', '.join(PEERS)})")
+    cfg = load_config(args.config)
+
+    import torch  # noqa: E402 -- after the argument checks, which need neither
+    import triton
+    import triton.language as tl
+    if not torch.cuda.is_available():
+        fail("needs a CUDA GPU (torch.cuda.is_available() is False)")
+    props = torch.cuda.get_device_properties(0)
+    l2_bytes = int(props.L2_cache_size)
+    policy = cfg["timing"]
+    flush = bool(policy["flush_l2"])
+    tolerance = float(cfg["verify"]["tolerance"])
+    timer = Timer(torch, l2_bytes, policy)
+    seed_kernel = make_triton_seed(triton, tl)
+
+    # torch's own copy bandwidth, the same way (1 GiB each way, bytes read + written).
+    src = torch.zeros(COPY_CEILING_BYTES // 4, device="cuda")
+    dst = torch.empty_like(src)
+    copy_t, _ = timer.measure(lambda sets: (lambda i: dst.copy_(src)), 2 * COPY_CEILING_BYTES, flush)
+    copy_GBps = 2 * COPY_CEILING_BYTES / copy_t["median_s"] / 1e9
+    del src, dst
+
+    records = []
+    problems = [(t, m, n) for t in cfg["dtypes"] for (m, n) in cfg["expanded_shapes"]]
+    pad = int(cfg["row_pad"])
+    total, done = len(problems) * len(kernels), 0
+    for dtype_name, M, N in problems:
+        ld = N + pad
+        x = None
+        for kernel in kernels:
+            done += 1
+            rec = {"kernel": kernel, "dtype": dtype_name, "M": M, "N": N, "ld_x": ld, "ld_y": ld,
+                   "status": "ok", "reason": "",
+                   "model": null_model("peer: not modelled by peers.py")}
+            block = triton.next_power_of_2(N)
+            if dtype_name != "fp32":
+                rec.update(status="skipped", reason="peers.py times fp32 only so far")
+            elif kernel == "triton.fused" and block > MAX_TRITON_BLOCK:
+                rec.update(status="skipped",
+                           reason=f"row too long for one Triton tile: N = {N} needs BLOCK_SIZE = {block} "
+                                  f"> {MAX_TRITON_BLOCK}")
+            elif 4 * M * ld * 3 + (8 * M * N) > torch.cuda.mem_get_info()[0]:
+                rec.update(status="skipped", reason="does not fit in device memory (x, y, reference)")
+            if rec["status"] != "ok":
+                records.append(rec)
+                continue
+            if not args.quiet:
+                print(f"\r\x1b[K{done}/{total} {kernel} {M}x{N}", end="", file=sys.stderr, flush=True)
+            if x is None:
+                x = make_input(torch, M, N, ld, int(cfg["seed"]), torch.float32)
+
+            def make_launch(sets, kernel=kernel, block=block, x=x):
+                xs = [x] + [x.clone() for _ in range(sets - 1)]
+                if kernel == "torch.softmax":
+                    return lambda i: torch.softmax(xs[i], dim=-1)
+                ys = [torch.empty((M, ld), device="cuda", dtype=torch.float32)[:, :N] for _ in range(sets)]
+                warps = num_warps_for(block)
+                return lambda i: seed_kernel[(M,)](ys[i], xs[i], xs[i].stride(0), ys[i].stride(0), N,
+                                                  BLOCK_SIZE=block, num_warps=warps)
+
+            try:
+                if kernel == "torch.softmax":
+                    y = torch.softmax(x, dim=-1)
+                else:
+                    y = torch.full((M, ld), float("nan"), device="cuda")[:, :N]  # poisoned
+                    seed_kernel[(M,)](y, x, x.stride(0), y.stride(0), N, BLOCK_SIZE=block,
+                                      num_warps=num_warps_for(block))
+                torch.cuda.synchronize()
+                rec["verify"] = verify(torch, x, y, tolerance)
+                del y
+                if not rec["verify"]["passed"]:
+                    rec.update(status="failed", reason="verification failed: " + rec["verify"]["detail"])
+                    records.append(rec)
+                    continue
+                stats, plan = timer.measure(make_launch, 2 * 4 * M * ld, flush)
+            except Exception as e:  # noqa: BLE001 -- one peer's failure is recorded, the sweep goes on
+                rec.update(status="failed", reason=f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+                records.append(rec)
+                torch.cuda.empty_cache()
+                continue
+            rec["time"] = stats
+            rec["effective_GBps"] = 2 * M * N * 4 / stats["median_s"] / 1e9
+            rec["pct_of_copy"] = rec["effective_GBps"] / copy_GBps * 100
+            extra = {"timing": plan, "torch": torch.__version__, "triton": triton.__version__}
+            if kernel == "triton.fused":
+                extra.update(BLOCK_SIZE=block, num_warps=num_warps_for(block))
+            rec["extra"] = extra
+            records.append(rec)
+        del x
+        torch.cuda.empty_cache()
+    if not args.quiet:
+        print("\r\x1b[K", end="", file=sys.stderr)
+
+    doc = {
+        "schema": SCHEMA, "schema_version": SCHEMA_VERSION,
+        "tool_version": "scripts/peers.py",
+        "created": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "command": " ".join(["scripts/peers.py"] + sys.argv[1:]),
+        "complete": True,
+        "config": {"source": args.config, "name": cfg.get("name", ""),
+                   "shapes": [list(s) for s in cfg["expanded_shapes"]], "dtypes": cfg["dtypes"],
+                   "row_pad": pad, "timing": policy, "verify": cfg["verify"], "seed": cfg["seed"]},
+        "device": {"name": props.name, "sm_count": props.multi_processor_count, "l2_bytes": l2_bytes,
+                   "global_bytes": props.total_memory, "torch": torch.__version__,
+                   "triton": triton.__version__, "cuda": torch.version.cuda},
+        "ceilings": {"source": "measured", "device": props.name, "dram_GBps": copy_GBps,
+                     "peak_dram_GBps": None, "fp32_GFLOPs": None, "l2_bytes": l2_bytes,
+                     "sm_count": props.multi_processor_count},
+        "records": records,
+        "claims": None,
+    }
+    tmp = args.out + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(doc, f, indent=2)
+        f.write("\n")
+    os.replace(tmp, args.out)
+    if not args.quiet:
+        ok = sum(r["status"] == "ok" for r in records)
+        print(f"{len(records)} peer records ({ok} ok) in {args.out}; torch copy_ {copy_GBps:.0f} GB/s")
+
+
+if __name__ == "__main__":
+    main()

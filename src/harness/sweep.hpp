@@ -1,0 +1,52 @@
+// The sweep driver: ceilings first, then every (kernel, dtype, M, N) of a config -- verified, then
+// timed through Google Benchmark with CUDA events -- then the counters pass, the claims and the
+// report. Results are saved after every record; --resume continues a partial run.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/config.hpp"
+#include "harness/device.hpp"
+#include "roofline/results.hpp"
+
+namespace smr {
+
+struct SweepOptions {
+  SweepConfig config;
+  std::string config_arg;            // CONFIG as given on the command line; empty: embedded default
+  std::filesystem::path dir;         // the run directory (created when missing)
+  bool resume = false;               // keep the records already in dir/results.json
+  bool counters = true;              // the profiling pass (config.counters.enabled && !--no-counters)
+  bool quiet = false;                // no progress line, no summary
+  std::vector<Record> peers;         // records of scripts/peers.py, merged before the claims
+  std::string command;               // the command line, for results.json
+};
+
+// Runs the sweep; returns the exit code: 0 ok, 1 runtime failure (a sticky CUDA error stops the
+// sweep with everything so far saved), 130 interrupted by SIGINT (everything so far saved).
+int run_sweep(const SweepOptions& options);
+
+// The ceilings measured on the current device (source "measured"): DRAM copy bandwidth (best of
+// cudaMemcpyAsync device-to-device and the registry's `copy` kernel, bytes read + written, 1 GiB
+// each way), FP32 FMA throughput (registry `fma`), L2 read bandwidth, and the peak from the clocks.
+// `detail` receives every measurement behind them (times, sizes, which copy won).
+Ceilings measure_ceilings(const DeviceInfo& device, const TimingPolicy& policy,
+                          nlohmann::json& detail);
+
+// Reads scripts/peers.py's output (a results document holding only peer records). Throws
+// std::runtime_error with a one-line message naming the file.
+std::vector<Record> load_peers(const std::filesystem::path& file);
+
+// Puts peer records into a run: a record with the same key() is replaced, pct_of_copy is
+// recomputed against the run's copy ceiling, a record without a model (peers.py writes none) gets
+// the fused one for the run's ceilings, and model_GBps follows. Returns how many were merged.
+int merge_peers(RunResults& run, const std::vector<Record>& peers);
+
+// parent/<name>-<UTC timestamp>, with -2, -3 ... appended if that exists already. Not created.
+std::filesystem::path fresh_run_dir(const std::filesystem::path& parent, const std::string& name);
+
+}  // namespace smr
