@@ -217,11 +217,12 @@ def make_triton_seed(triton, tl):
         cols = tl.arange(0, BLOCK_SIZE)
         mask = cols < n_cols
         # -inf in the padding lanes: they change neither the max nor (exp(-inf) = 0) the sum.
-        x = tl.load(x_ptr + row_idx * x_row_stride + cols, mask=mask, other=-float("inf"))
+        # 16-bit storage is computed in fp32, as the harness's kernels do (a no-op for fp32).
+        x = tl.load(x_ptr + row_idx * x_row_stride + cols, mask=mask, other=-float("inf")).to(tl.float32)
         z = x - tl.max(x, axis=0)
         num = tl.exp(z)
         y = num / tl.sum(num, axis=0)
-        tl.store(y_ptr + row_idx * y_row_stride + cols, y, mask=mask)
+        tl.store(y_ptr + row_idx * y_row_stride + cols, y.to(y_ptr.dtype.element_ty), mask=mask)
     return softmax_seed
 
 
@@ -249,10 +250,17 @@ def make_input(torch, M, N, ld, seed, dtype):
     return full[:, :N].to(dtype)
 
 
-def verify(torch, x, y, tolerance):
+# Storage types: torch dtype, bytes, and the tolerance and absolute floor of a 16-bit output
+# (src/harness/storage.hpp: the rounding of the stored result, 2^-p, on top of fp32's 2^-14).
+DTYPES = {"fp32": ("float32", 4, None, None),
+          "bf16": ("bfloat16", 2, 2.0 ** -8 + 2.0 ** -14, None),
+          "fp16": ("float16", 2, 2.0 ** -11 + 2.0 ** -14, 2.0 ** -14)}
+
+
+def verify(torch, x, y, tolerance, floor=None):
     ref = torch.softmax(x.double(), dim=-1)
     got = y.double()
-    err = (got - ref).abs() / ref.abs().clamp_min(ABSOLUTE_FLOOR)
+    err = (got - ref).abs() / ref.abs().clamp_min(floor if floor else ABSOLUTE_FLOOR)
     bad_nan = torch.isnan(got) != torch.isnan(ref)
     err = torch.where(torch.isnan(ref), torch.zeros_like(err), err)
     worst = float(err.max())
@@ -329,8 +337,8 @@ def main():
                    "status": "ok", "reason": "",
                    "model": null_model("peer: not modelled by peers.py")}
             block = triton.next_power_of_2(N)
-            if dtype_name != "fp32":
-                rec.update(status="skipped", reason="peers.py times fp32 only so far")
+            if dtype_name not in DTYPES:
+                rec.update(status="skipped", reason=f"peers.py does not know dtype {dtype_name}")
             elif kernel == "triton.fused" and block > MAX_TRITON_BLOCK:
                 rec.update(status="skipped",
                            reason=f"row too long for one Triton tile: N = {N} needs BLOCK_SIZE = {block} "
@@ -342,14 +350,16 @@ def main():
                 continue
             if not args.quiet:
                 print(f"\r\x1b[K{done}/{total} {kernel} {M}x{N}", end="", file=sys.stderr, flush=True)
+            tname, elem, tol16, floor = DTYPES[dtype_name]
+            tdtype = getattr(torch, tname)
             if x is None:
-                x = make_input(torch, M, N, ld, int(cfg["seed"]), torch.float32)
+                x = make_input(torch, M, N, ld, int(cfg["seed"]), tdtype)
 
             def make_launch(sets, kernel=kernel, block=block, x=x):
                 xs = [x] + [x.clone() for _ in range(sets - 1)]
                 if kernel == "torch.softmax":
                     return lambda i: torch.softmax(xs[i], dim=-1)
-                ys = [torch.empty((M, ld), device="cuda", dtype=torch.float32)[:, :N] for _ in range(sets)]
+                ys = [torch.empty((M, ld), device="cuda", dtype=tdtype)[:, :N] for _ in range(sets)]
                 warps = num_warps_for(block)
                 return lambda i: seed_kernel[(M,)](ys[i], xs[i], xs[i].stride(0), ys[i].stride(0), N,
                                                   BLOCK_SIZE=block, num_warps=warps)
@@ -358,24 +368,24 @@ def main():
                 if kernel == "torch.softmax":
                     y = torch.softmax(x, dim=-1)
                 else:
-                    y = torch.full((M, ld), float("nan"), device="cuda")[:, :N]  # poisoned
+                    y = torch.full((M, ld), float("nan"), device="cuda", dtype=tdtype)[:, :N]  # poisoned
                     seed_kernel[(M,)](y, x, x.stride(0), y.stride(0), N, BLOCK_SIZE=block,
                                       num_warps=num_warps_for(block))
                 torch.cuda.synchronize()
-                rec["verify"] = verify(torch, x, y, tolerance)
+                rec["verify"] = verify(torch, x, y, tol16 if tol16 else tolerance, floor)
                 del y
                 if not rec["verify"]["passed"]:
                     rec.update(status="failed", reason="verification failed: " + rec["verify"]["detail"])
                     records.append(rec)
                     continue
-                stats, plan = timer.measure(make_launch, 2 * 4 * M * ld, flush)
+                stats, plan = timer.measure(make_launch, 2 * elem * M * ld, flush)
             except Exception as e:  # noqa: BLE001 -- one peer's failure is recorded, the sweep goes on
                 rec.update(status="failed", reason=f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
                 records.append(rec)
                 torch.cuda.empty_cache()
                 continue
             rec["time"] = stats
-            rec["effective_GBps"] = 2 * M * N * 4 / stats["median_s"] / 1e9
+            rec["effective_GBps"] = 2 * M * N * elem / stats["median_s"] / 1e9
             rec["pct_of_copy"] = rec["effective_GBps"] / copy_GBps * 100
             extra = {"timing": plan, "torch": torch.__version__, "triton": triton.__version__}
             if kernel == "triton.fused":

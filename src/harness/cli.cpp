@@ -131,7 +131,7 @@ std::vector<ModelRow> model_rows(const SweepConfig& cfg, const Ceilings& c) {
       if (!k) continue;
       ModelRow row{k, p, why_unsupported(*k, p, limits), {}};
       const std::int64_t rif = k->rows_in_flight ? k->rows_in_flight(p, limits) : 0;
-      row.point = predict(k->traffic, p, c, rif);
+      row.point = predict(traffic_model(*k, p, limits), p, c, rif);
       rows.push_back(std::move(row));
     }
   return rows;

@@ -27,6 +27,7 @@
 #include <fmt/format.h>
 
 #include "harness/counters.hpp"
+#include "harness/storage.hpp"
 #include "harness/timing.hpp"
 #include "harness/verify.hpp"
 #include "kernels/ceilings.hpp"
@@ -234,8 +235,9 @@ class Progress {
 
 struct ShapeData {
   Problem p;
-  std::vector<float> hx;            // the input, host side (make_input)
-  std::vector<float> hy;            // the output rows that are verified, host side
+  std::vector<float> hx;            // the input, host side (make_input), as fp32 values of p.dtype
+  std::vector<unsigned char> hx_stored;  // hx in p.dtype's storage format: what is uploaded
+  std::vector<float> hy;            // the output rows that are verified, host side, as fp32
   std::vector<std::int64_t> rows;   // the rows verified
   DeviceBuffer x, y;
 };
@@ -244,6 +246,8 @@ ShapeData make_shape(const Problem& p, std::uint64_t seed) {
   ShapeData s;
   s.p = p;
   s.hx = make_input(p, seed);
+  round_to_storage(s.hx, p.dtype);  // the reference sees exactly the values the kernel reads
+  s.hx_stored = to_storage(s.hx, p.dtype);
   s.hy.assign(static_cast<std::size_t>(p.M) * static_cast<std::size_t>(p.ld_y), 0.f);
   const std::int64_t max_rows = std::clamp(kVerifyElements / std::max<std::int64_t>(p.N, 1),
                                            kVerifyMinRows, kVerifyMaxRows);
@@ -291,21 +295,25 @@ std::size_t record_bytes(const KernelInfo& k, const Problem& p, bool shape_alloc
   return need;
 }
 
-void download_rows(const ShapeData& s, cudaStream_t stream) {
+void download_rows(ShapeData& s, cudaStream_t stream) {
   const Problem& p = s.p;
-  const std::size_t row_bytes = static_cast<std::size_t>(p.N) * sizeof(float);
-  const std::size_t ld_bytes = static_cast<std::size_t>(p.ld_y) * sizeof(float);
+  const std::size_t elem = static_cast<std::size_t>(dtype_bytes(p.dtype));
+  const std::size_t row_bytes = static_cast<std::size_t>(p.N) * elem;
+  const std::size_t ld_bytes = static_cast<std::size_t>(p.ld_y) * elem;
+  // Downloaded in the storage format, converted to fp32 below (the identity for fp32).
+  std::vector<unsigned char> stored(static_cast<std::size_t>(p.M) * ld_bytes, 0);
   if (static_cast<std::int64_t>(s.rows.size()) == p.M) {
-    CUDA_CHECK(cudaMemcpy2DAsync(const_cast<float*>(s.hy.data()), ld_bytes, s.y.get(), ld_bytes,
-                                 row_bytes, static_cast<std::size_t>(p.M), cudaMemcpyDeviceToHost,
-                                 stream));
+    CUDA_CHECK(cudaMemcpy2DAsync(stored.data(), ld_bytes, s.y.get(), ld_bytes, row_bytes,
+                                 static_cast<std::size_t>(p.M), cudaMemcpyDeviceToHost, stream));
   } else {
     for (std::int64_t r : s.rows)
-      CUDA_CHECK(cudaMemcpyAsync(const_cast<float*>(s.hy.data()) + r * p.ld_y,
-                                 s.y.as<const float>() + r * p.ld_y, row_bytes,
-                                 cudaMemcpyDeviceToHost, stream));
+      CUDA_CHECK(cudaMemcpyAsync(stored.data() + static_cast<std::size_t>(r) * ld_bytes,
+                                 static_cast<const unsigned char*>(s.y.get()) +
+                                     static_cast<std::size_t>(r) * ld_bytes,
+                                 row_bytes, cudaMemcpyDeviceToHost, stream));
   }
   CUDA_CHECK(cudaStreamSynchronize(stream));
+  s.hy = from_storage(stored, p.dtype);
 }
 
 // The copy ceiling kernel's output must equal its input bit for bit.
@@ -313,7 +321,7 @@ VerifyResult verify_copy(const ShapeData& s) {
   VerifyResult v;
   v.tolerance = 0;
   v.rows_checked = static_cast<std::int64_t>(s.rows.size());
-  const std::size_t row_bytes = static_cast<std::size_t>(s.p.N) * sizeof(float);
+  const std::size_t row_bytes = static_cast<std::size_t>(s.p.N) * sizeof(float);  // fp32 values
   for (std::int64_t r : s.rows) {
     if (std::memcmp(s.hx.data() + r * s.p.ld_x, s.hy.data() + r * s.p.ld_y, row_bytes) != 0) {
       v.detail = fmt::format("row {}: y differs from x", r);
@@ -329,12 +337,15 @@ std::optional<VerifyResult> verify_record(const KernelInfo& k, ShapeData& s, voi
                                           const SweepConfig& cfg, cudaStream_t stream) {
   if (k.traffic == TrafficModel::compute) return std::nullopt;  // FMA: no output to check
   const Problem& p = s.p;
-  CUDA_CHECK(cudaMemcpyAsync(s.x.get(), s.hx.data(), s.x.bytes(), cudaMemcpyHostToDevice, stream));
+  CUDA_CHECK(cudaMemcpyAsync(s.x.get(), s.hx_stored.data(), s.x.bytes(), cudaMemcpyHostToDevice,
+                             stream));
   poison_nan(s.y.get(), s.y.bytes(), stream);
   k.launch(Launch{s.x.get(), s.y.get(), p, workspace, stream});
   download_rows(s, stream);
   if (!k.is_softmax()) return verify_copy(s);
-  return verify_output(p, s.hx, s.hy, cfg.tolerance, s.rows);
+  // fp32: the config's tolerance; 16-bit storage: the rounding of the stored output on top of it.
+  if (p.dtype == DType::f32) return verify_output(p, s.hx, s.hy, cfg.tolerance, s.rows);
+  return verify_storage_output(p, s.hx, s.hy, s.rows);
 }
 
 // One buffer set of a batched sample: input, output, workspace.
@@ -476,7 +487,12 @@ Record base_record(const KernelInfo& k, const Problem& p, const Context& ctx) {
   r.N = p.N;
   r.ld_x = p.ld_x;
   r.ld_y = p.ld_y;
-  r.model = predict(k.traffic, p, ctx.run.ceilings, rows_in_flight(k, p, ctx.limits));
+  r.model = predict(traffic_model(k, p, ctx.limits), p, ctx.run.ceilings,
+                    rows_in_flight(k, p, ctx.limits));
+  if (k.plan_for) {
+    if (!r.extra.is_object()) r.extra = json::object();
+    r.extra["plan"] = k.plan_for(p, ctx.limits);
+  }
   return r;
 }
 
@@ -527,7 +543,7 @@ bool counters_pass(Context& ctx) {
     try {
       DeviceBuffer workspace(k.workspace_bytes ? k.workspace_bytes(p) : 0);
       cudaStream_t stream = ctx.stream.get();
-      CUDA_CHECK(cudaMemcpyAsync(shape->x.get(), shape->hx.data(), shape->x.bytes(),
+      CUDA_CHECK(cudaMemcpyAsync(shape->x.get(), shape->hx_stored.data(), shape->x.bytes(),
                                  cudaMemcpyHostToDevice, stream));
       CUDA_CHECK(cudaStreamSynchronize(stream));
       const CounterReading reading = session->measure(

@@ -13,5 +13,8 @@ KernelInfo softmax();        // softmax.cu: the production dispatch (issue 7)
 KernelInfo cudnn();          // cudnn_softmax.cu
 KernelInfo copy();           // ceilings.cu
 KernelInfo fma();            // ceilings.cu
+#ifdef SMR_BUILD_LAB
+KernelInfo fused_starter();  // lab/fused_row_starter.cu (docs/lab/answers' solution with SMR_LAB_SOLUTION)
+#endif
 
 }  // namespace smr::entries

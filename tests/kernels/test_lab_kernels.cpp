@@ -112,6 +112,9 @@ TEST_CASE("every softmax kernel matches the fp64 reference on every shape", "[gp
     const std::vector<float> x = make_input(c.p, seed, c.kind);
     for (const KernelInfo& k : kernels()) {
       if (!k.is_softmax()) continue;
+      // The lab's student starter (SMR_BUILD_LAB builds only) has its own test, which must
+      // fail until the student finishes it: tests/kernels/test_lab_starter.cpp.
+      if (k.name == "fused_starter") continue;
       INFO("kernel " << k.name << ", case " << ci << ": " << describe(c) << ", seed " << seed
                      << " (SMR_TEST_SEED=" << base << ")");
       const auto why = why_unsupported(k, c.p, limits);
@@ -179,7 +182,7 @@ TEST_CASE("a small shape set for compute-sanitizer, every kernel", "[gpu][saniti
     const std::uint64_t seed = smr::test::case_seed(base, 1000 + ci);
     const std::vector<float> x = make_input(c.p, seed, c.kind);
     for (const KernelInfo& k : kernels()) {
-      if (!k.launch || why_unsupported(k, c.p, limits)) continue;
+      if (!k.launch || why_unsupported(k, c.p, limits) || k.name == "fused_starter") continue;
       INFO("kernel " << k.name << ": " << describe(c) << ", seed " << seed);
       const auto run = smr::test::run_kernel(k, c.p, x, c.at);
       INFO(run.guard_error.value_or("") << run.padding_error.value_or(""));
