@@ -2,6 +2,7 @@
 // anything touches the GPU; a mistake is one ConfigError naming file, line, column and key.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <stdexcept>
@@ -45,7 +46,9 @@ struct SweepConfig {
   std::int64_t row_pad = 0;          // extra elements per row: ld = N + row_pad
   TimingPolicy timing;
   CounterPolicy counters;
-  double tolerance = 1e-5;           // max relative error per row against the fp64 reference
+  // Max relative error per element against the fp64 reference: 2^-15, verify.hpp's
+  // kDefaultTolerance (docs/verification.md derives it; a test holds the two equal).
+  double tolerance = 1.0 / 32768.0;
   std::uint64_t seed = 2026;
   std::string output_dir = "runs";   // parent of the run directories
   nlohmann::json normalized;         // the config as understood, for results.json's `config`
@@ -55,10 +58,26 @@ struct SweepConfig {
 // H200's 141 GB. The sweep re-checks against the real card and records a skip.
 inline constexpr std::int64_t kAssumedDeviceBytes = 141'000'000'000;
 
+// Most shapes (before the dtype product) one config may expand to: a sweep far past any real run
+// is a typo, and the bound keeps the loader's work proportional to its input.
+inline constexpr std::size_t kMaxShapes = 65536;
+
+// The kernel names a config may use. The normal build takes them from the registry
+// (registry_kernel_names()); the fuzz target, which has no CUDA code, passes its own list to the
+// overload of load_config_text below.
+struct KernelNames {
+  std::vector<std::string> known;  // every name a config may list
+  std::vector<std::string> all;    // what `all` expands to, in run order
+};
+KernelNames registry_kernel_names();  // smr::kernels() and smr::default_kernel_names()
+
 // Format by extension (.yaml/.yml or .json). Throws ConfigError.
 SweepConfig load_config_file(const std::filesystem::path& path);
 // `source` names the text in messages. `json` chooses the parser; YAML otherwise.
 SweepConfig load_config_text(const std::string& text, const std::string& source, bool json);
+// The same with the kernel names given: needs nothing from the registry.
+SweepConfig load_config_text(const std::string& text, const std::string& source, bool json,
+                             const KernelNames& names);
 // The default sweep (configs/default.yaml, embedded at build time).
 SweepConfig default_config();
 const std::string& default_config_text();
