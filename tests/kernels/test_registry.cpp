@@ -147,3 +147,16 @@ TEST_CASE("online tells the model how many rows are resident at once", "[registr
   half.sm_count = 66;
   CHECK(k->rows_in_flight(dense(100000, 1 << 20), half) * 2 == long_rows);
 }
+
+TEST_CASE("cudnn is not offered padded rows, which cuDNN 9.14 was seen to mishandle", "[registry]") {
+  const KernelInfo* k = find_kernel("cudnn");
+  REQUIRE(k != nullptr);
+  const DeviceLimits d;
+  const auto padded = why_unsupported(*k, Problem{37, 33, 34, 34, DType::f32}, d);
+  REQUIRE(padded.has_value());
+  const bool built = k->launch != nullptr;
+  if (built) {
+    CHECK(padded->find("padded row strides") != std::string::npos);
+    CHECK_FALSE(why_unsupported(*k, dense(37, 33), d).has_value());
+  }
+}
