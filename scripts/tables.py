@@ -48,7 +48,10 @@ def tables(doc, source):
     dev = (doc.get("device") or {}).get("name", "unknown device")
     out.append(f"Source: `{source}` ({dev}, created {doc.get('created', '?')}); command: "
                f"`{doc.get('command', '?')}`. Copy ceiling measured in the same run: "
-               f"{ceil.get('dram_GBps', float('nan')):.0f} GB/s ({ceil.get('source', '?')}).\n")
+               f"{ceil.get('dram_GBps', float('nan')):.0f} GB/s ({ceil.get('source', '?')})."
+               + ("" if doc.get("complete", True) else
+                  " **Partial run**: the sweep was stopped before its end; a dash is a shape it did not reach.")
+               + "\n")
     by = defaultdict(dict)  # (dtype) -> {(kernel, M, N): rec}
     for r in doc.get("records", []):
         by[r["dtype"]][(r["kernel"], r["M"], r["N"])] = r

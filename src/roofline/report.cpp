@@ -147,17 +147,33 @@ void flatten(const json& j, const std::string& prefix, std::vector<std::pair<std
   }
 }
 
+// How each ceiling was measured (the sweep stores it under device.ceiling_measurements): one row
+// per measurement, not the flattened object.
+void write_ceiling_measurements(std::ostringstream& md, const json& m) {
+  if (!m.is_object() || m.empty()) return;
+  auto num = [](const json& j, const char* key, const char* spec) {
+    return j.contains(key) && j[key].is_number() ? fmt::format(fmt::runtime(spec), j[key].get<double>())
+                                                 : std::string(kMissing);
+  };
+  md << "How the ceilings were measured, in this run:\n\n";
+  md << table_head({"measurement", "rate", "median", "cv", "samples", "how"},
+                   {false, true, true, true, true, false});
+  for (const auto& [name, v] : m.items()) {
+    if (!v.is_object()) continue;
+    const json t = v.contains("time") ? v["time"] : json::object();
+    std::string rate = v.contains("GBps") ? num(v, "GBps", "{:.0f} GB/s")
+                       : v.contains("GFLOPs") ? num(v, "GFLOPs", "{:.0f} GFLOP/s") : std::string(kMissing);
+    std::string how = v.contains("how") && v["how"].is_string() ? v["how"].get<std::string>() : "";
+    if (v.contains("best_of") && v["best_of"].is_string()) how += (how.empty() ? "" : "; ") + std::string("best: ") + v["best_of"].get<std::string>();
+    md << table_row({cell(name), rate, t.is_object() ? num(t, "median_s", "{:.4g} s") : std::string(kMissing),
+                     t.is_object() ? num(t, "cv", "{:.3g}") : std::string(kMissing),
+                     t.is_object() ? num(t, "samples", "{:.0f}") : std::string(kMissing), cell(how)});
+  }
+  md << "\n";
+}
+
 void write_device(std::ostringstream& md, const RunResults& run) {
   md << "## Device and ceilings\n\n";
-  if (run.device.is_object() && !run.device.empty()) {
-    std::vector<std::pair<std::string, std::string>> rows;
-    flatten(run.device, "", rows);
-    md << table_head({"device", "value"}, {false, true});
-    for (const auto& [k, v] : rows) md << table_row({cell(k), v});
-    md << "\n";
-  } else {
-    md << "No device recorded (the run did not use a GPU).\n\n";
-  }
   const Ceilings& c = run.ceilings;
   auto known = [](double v) { return v > 0 ? std::optional<double>(v) : std::nullopt; };
   md << "Ceilings: " << cell(c.source) << " values for " << cell(c.device) << ".\n\n";
@@ -169,6 +185,19 @@ void write_device(std::ostringstream& md, const RunResults& run) {
   md << table_row({"L2 size", opt(known(static_cast<double>(c.l2_bytes) / kMiB), "{:.1f}"), "MiB"});
   md << table_row({"SMs", c.sm_count > 0 ? std::to_string(c.sm_count) : kMissing, ""});
   md << "\n";
+  if (run.device.is_object() && !run.device.empty()) {
+    std::vector<std::pair<std::string, std::string>> rows;
+    json device = run.device;
+    device.erase("ceiling_measurements");
+    flatten(device, "", rows);
+    md << table_head({"device", "value"}, {false, true});
+    for (const auto& [k, v] : rows) md << table_row({cell(k), v});
+    md << "\n";
+    if (run.device.contains("ceiling_measurements"))
+      write_ceiling_measurements(md, run.device["ceiling_measurements"]);
+  } else {
+    md << "No device recorded (the run did not use a GPU).\n\n";
+  }
 }
 
 void write_plots(std::ostringstream& md, const std::vector<std::pair<std::string, json>>& specs) {
