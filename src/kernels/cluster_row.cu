@@ -85,13 +85,7 @@ template <class T>
 void prepare() {
   static const bool done = [] {
     const auto kernel = cluster_row_kernel<T>;
-    int device = 0, optin = 0;
-    CUDA_CHECK(cudaGetDevice(&device));
-    CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-    cudaFuncAttributes attrs{};
-    CUDA_CHECK(cudaFuncGetAttributes(&attrs, kernel));
-    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    optin - static_cast<int>(attrs.sharedSizeBytes)));
+    allow_all_dynamic_shared_memory(kernel);
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
     return true;
   }();

@@ -26,6 +26,7 @@
 
 #include <cstdint>
 
+#include "kernels/cuda_check.hpp"
 #include "kernels/row_stats.cuh"
 #include "kernels/storage.cuh"
 
@@ -151,6 +152,20 @@ __device__ __forceinline__ void write_slice(const T* s, T* dst, std::int64_t n, 
   }
   for (std::int64_t j = vecs * V + threadIdx.x; j < n; j += blockDim.x)
     dst[j] = from_float<T>(softmax_value(to_float(s[j]), r));
+}
+
+// Host side, once per kernel before its first launch: lets `kernel` take all the dynamic shared
+// memory a block can opt in to (232448 bytes on the H200) less its static shared memory. Both
+// slice kernels (cluster_row, split_row) hold their slices there.
+template <class Kernel>
+void allow_all_dynamic_shared_memory(Kernel kernel) {
+  int device = 0, optin = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  cudaFuncAttributes attrs{};
+  CUDA_CHECK(cudaFuncGetAttributes(&attrs, kernel));
+  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  optin - static_cast<int>(attrs.sharedSizeBytes)));
 }
 
 }  // namespace smr::prod
