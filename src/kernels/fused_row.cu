@@ -5,7 +5,8 @@
 // store: nothing goes back to DRAM between the steps, so x is read once and y written once.
 //
 // The row is one tile whose size is a compile-time constant: the next power of two >= N, from
-// the small set of instantiations in `Tiles` below (the only place a tile size is named). Each
+// the small set of instantiations in `FusedTiles` (fused_row.hpp, the only place a tile size is
+// named, shared with the lab's starter). Each
 // thread holds kTile / kThreads elements in registers, as float4-sized chunks: chunk
 // c = i * kThreads + t of thread t covers elements 4c .. 4c+3, so a warp's chunk i is 512
 // contiguous bytes. The elements past N are masked: never read, never written, and set to -inf,
@@ -135,43 +136,12 @@ __global__ void __launch_bounds__(kThreads)
   store_tile<kThreads>(y + blockIdx.x * ld_y, n, v);
 }
 
-// The instantiations, smallest first: (tile, threads). Elements per thread = tile / threads,
-// kept between 4 (one 16-byte chunk) and 32 (the register cap: with 1024 threads a thread has
-// 64 registers in all). Threads grow with the tile so that each thread's share stays small and
-// a block has enough warps to hide the load latency.
-template <int kTileSize, int kBlockThreads>
-struct Tile {
-  static constexpr int kTile = kTileSize;
-  static constexpr int kThreads = kBlockThreads;
-};
-
-template <class... T>
-struct TileList {};
-
-using Tiles = TileList<Tile<128, 32>, Tile<256, 64>, Tile<512, 128>, Tile<1024, 128>,
-                       Tile<2048, 256>, Tile<4096, 512>, Tile<8192, 1024>, Tile<16384, 1024>,
-                       Tile<32768, 1024>>;
-
-template <class... T>
-constexpr int largest_tile(TileList<T...>) {
-  int m = 0;
-  ((m = T::kTile > m ? T::kTile : m), ...);
-  return m;
-}
-static_assert(largest_tile(Tiles{}) == kFusedMaxN, "fused_row.hpp's cap is the largest tile");
-
-// The one switch from a run-time N to a compile-time tile: f(Tile{}) for the smallest tile >= n.
-template <class F, class... T>
-bool with_tile(int n, F&& f, TileList<T...>) {
-  return ((n <= T::kTile ? (f(T{}), true) : false) || ...);
-}
-
 void launch(const Launch& l) {
   const Problem& p = l.p;
   const auto* x = static_cast<const float*>(l.x);
   auto* y = static_cast<float*>(l.y);
   const int n = static_cast<int>(p.N);
-  const bool launched = with_tile(
+  const bool launched = with_fused_tile(
       n,
       [&](auto tile) {
         using T = decltype(tile);
@@ -179,7 +149,7 @@ void launch(const Launch& l) {
             <<<static_cast<unsigned>(p.M), T::kThreads, 0, l.stream>>>(x, p.ld_x, y, p.ld_y, n);
         CUDA_CHECK_LAUNCH();
       },
-      Tiles{});
+      FusedTiles{});
   if (!launched)
     throw std::invalid_argument("fused: N = " + std::to_string(p.N) + " exceeds the cap of " +
                                 std::to_string(kFusedMaxN) + " (the registry should have said so)");

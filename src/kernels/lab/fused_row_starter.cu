@@ -121,42 +121,14 @@ __global__ void __launch_bounds__(kThreads)
   store_tile<kThreads>(y + blockIdx.x * ld_y, n, v);
 }
 
-// --- Written for you: the same plumbing as fused_row.cu. -------------------------------------
-
-// The instantiations, smallest first: (tile, threads), 4 to 32 elements per thread.
-template <int kTileSize, int kBlockThreads>
-struct Tile {
-  static constexpr int kTile = kTileSize;
-  static constexpr int kThreads = kBlockThreads;
-};
-
-template <class... T>
-struct TileList {};
-
-using Tiles = TileList<Tile<128, 32>, Tile<256, 64>, Tile<512, 128>, Tile<1024, 128>,
-                       Tile<2048, 256>, Tile<4096, 512>, Tile<8192, 1024>, Tile<16384, 1024>,
-                       Tile<32768, 1024>>;
-
-template <class... T>
-constexpr int largest_tile(TileList<T...>) {
-  int m = 0;
-  ((m = T::kTile > m ? T::kTile : m), ...);
-  return m;
-}
-static_assert(largest_tile(Tiles{}) == kFusedMaxN, "the same cap as the fused kernel");
-
-// f(Tile{}) for the smallest tile >= n; false when there is none.
-template <class F, class... T>
-bool with_tile(int n, F&& f, TileList<T...>) {
-  return ((n <= T::kTile ? (f(T{}), true) : false) || ...);
-}
+// --- Written for you: the same plumbing as fused_row.cu (its tiles: FusedTiles, fused_row.hpp).
 
 void launch(const Launch& l) {
   const Problem& p = l.p;
   const auto* x = static_cast<const float*>(l.x);
   auto* y = static_cast<float*>(l.y);
   const int n = static_cast<int>(p.N);
-  const bool launched = with_tile(
+  const bool launched = with_fused_tile(
       n,
       [&](auto tile) {
         using T = decltype(tile);
@@ -164,7 +136,7 @@ void launch(const Launch& l) {
             <<<static_cast<unsigned>(p.M), T::kThreads, 0, l.stream>>>(x, p.ld_x, y, p.ld_y, n);
         CUDA_CHECK_LAUNCH();
       },
-      Tiles{});
+      FusedTiles{});
   if (!launched)
     throw std::invalid_argument("fused_starter: N = " + std::to_string(p.N) +
                                 " exceeds the cap of " + std::to_string(kFusedMaxN));
