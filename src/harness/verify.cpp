@@ -8,6 +8,7 @@
 #include <limits>
 #include <set>
 #include <stdexcept>
+#include <thread>
 
 namespace smr {
 namespace {
@@ -159,16 +160,35 @@ bool is_nan_row_kind(InputKind k) {
 float poison_value() { return std::bit_cast<float>(kPoisonBits); }
 bool is_poison(float v) { return std::bit_cast<std::uint32_t>(v) == kPoisonBits; }
 
-std::vector<float> make_input(const Problem& p, std::uint64_t seed, InputKind kind) {
+std::vector<float> make_input(const Problem& p, std::uint64_t seed, InputKind kind,
+                              unsigned threads) {
   if (p.M < 0 || p.N < 0 || p.ld_x < p.N)
     throw std::invalid_argument("make_input: bad problem M = " + std::to_string(p.M) +
                                 ", N = " + std::to_string(p.N) + ", ld_x = " + std::to_string(p.ld_x));
   std::vector<float> x(static_cast<std::size_t>(p.M * p.ld_x), kPaddingSentinel);
-  for (std::int64_t i = 0; i < p.M; ++i) {
-    const InputKind k = row_kind(kind, i);
-    Rng rng = row_rng(seed, i, k);
-    fill_row(x.data() + i * p.ld_x, p.N, k, rng);
+  auto fill_rows = [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t i = begin; i < end; ++i) {
+      const InputKind k = row_kind(kind, i);
+      Rng rng = row_rng(seed, i, k);
+      fill_row(x.data() + i * p.ld_x, p.N, k, rng);
+    }
+  };
+  // Every row has its own generator, seeded from (seed, row, kind): rows can be filled in any
+  // order, so a large matrix (the sweep's 2^27 elements) is filled by several threads and comes
+  // out the same for any number of them.
+  constexpr std::int64_t kParallelElements = std::int64_t{1} << 22;
+  if (threads == 0)
+    threads = p.M * p.N < kParallelElements ? 1 : std::max(1u, std::thread::hardware_concurrency());
+  const auto workers = std::min<std::int64_t>(std::min<unsigned>(threads, 64), p.M);
+  if (workers <= 1) {
+    fill_rows(0, p.M);
+    return x;
   }
+  const std::int64_t chunk = (p.M + workers - 1) / workers;
+  std::vector<std::thread> pool;
+  for (std::int64_t begin = 0; begin < p.M; begin += chunk)
+    pool.emplace_back(fill_rows, begin, std::min(p.M, begin + chunk));
+  for (auto& t : pool) t.join();
   return x;
 }
 

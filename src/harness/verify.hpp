@@ -65,7 +65,10 @@ inline constexpr float kPaddingSentinel = 1e30f;
 // Host-side fp32 matrix of p.M rows with stride p.ld_x (p.M * p.ld_x elements; padding elements
 // are filled with kPaddingSentinel, which must never be read into a result). Deterministic in
 // (seed, kind): row i depends only on (seed, i, kind), so any row can be regenerated alone.
-std::vector<float> make_input(const Problem& p, std::uint64_t seed, InputKind kind = InputKind::mixed);
+// `threads`: 0 = one per core for large matrices (the rows are independent, so the result is the
+// same for any number).
+std::vector<float> make_input(const Problem& p, std::uint64_t seed, InputKind kind = InputKind::mixed,
+                              unsigned threads = 0);
 
 // Reference softmax of one row, computed in double.
 void reference_row(const float* x, std::int64_t n, double* out);

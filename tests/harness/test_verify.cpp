@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <set>
 #include <limits>
 #include <vector>
@@ -352,4 +353,19 @@ TEST_CASE("sample_rows: all rows when few, else first, last and a seeded sample"
 TEST_CASE("the tolerance is the derived 2^-15 with a 1e-20 floor", "[verify]") {
   CHECK(kDefaultTolerance == std::ldexp(1.0, -15));
   CHECK(kAbsoluteFloor == 1e-20);
+}
+
+TEST_CASE("make_input gives the same matrix for any number of threads", "[verify]") {
+  // Every row's generator depends only on (seed, row, kind), so the threads' split of the rows
+  // must not show in the result: one thread, seven (uneven chunks), and the default.
+  for (const Problem& p : {dense(4096, 1024), Problem{1000, 333, 335, 333, DType::f32}}) {
+    CAPTURE(p.M, p.N, p.ld_x);
+    const std::vector<float> serial = make_input(p, 7, InputKind::mixed, 1);
+    for (unsigned threads : {7u, 0u}) {
+      CAPTURE(threads);
+      const std::vector<float> parallel = make_input(p, 7, InputKind::mixed, threads);
+      REQUIRE(parallel.size() == serial.size());
+      CHECK(std::memcmp(parallel.data(), serial.data(), serial.size() * sizeof(float)) == 0);
+    }
+  }
 }
