@@ -15,6 +15,7 @@
 #include <cuda_runtime_api.h>
 
 #include "harness/device.hpp"
+#include "harness/storage.hpp"
 #include "harness/verify.hpp"
 #include "kernels/cuda_check.hpp"
 #include "kernels/registry.hpp"
@@ -35,42 +36,45 @@ inline std::uint64_t case_seed(std::uint64_t base, std::uint64_t case_index) {
   return z ^ (z >> 31);
 }
 
-// Floats of guard band before and after the output (256 bytes: keeps the output 16-byte aligned
-// unless a case offsets it on purpose).
+// Elements of guard band before and after the output (256 bytes in fp32: keeps the output
+// 16-byte aligned unless a case offsets it on purpose).
 inline constexpr std::int64_t kGuardFloats = 64;
 
 struct Placement {
-  std::int64_t x_offset = 0;  // floats between the allocation's start and x (1 = misaligned)
-  std::int64_t y_offset = 0;  // floats between the front guard band and y
+  std::int64_t x_offset = 0;  // elements between the allocation's start and x (1 = misaligned)
+  std::int64_t y_offset = 0;  // elements between the front guard band and y
 };
 
 struct KernelRun {
-  std::vector<float> y;                       // M * ld_y floats, as the kernel left them
+  std::vector<float> y;                       // M * ld_y elements as fp32, as the kernel left them
+                                              // (the poison where never written)
   std::optional<std::string> guard_error;     // a write before or after the output
   std::optional<std::string> padding_error;   // a write into row padding
   std::optional<std::string> input_error;     // x changed
 };
 
-// Runs k on x (host, M * ld_x floats) and returns what it left; throws on CUDA errors.
-inline KernelRun run_kernel(const KernelInfo& k, const Problem& p, const std::vector<float>& x,
-                            const Placement& at = {}) {
-  const auto x_floats = static_cast<std::size_t>(at.x_offset + p.M * p.ld_x);
+// Runs `launch` on x (fp32 values, already rounded to p.dtype; M * ld_x of them) stored in
+// p.dtype, and returns what it left; throws on CUDA errors. For fp32 the storage conversions are
+// the identity (harness/storage.hpp).
+template <class LaunchFn>
+KernelRun run_launch(const Problem& p, const std::vector<float>& x, LaunchFn&& launch,
+                     std::size_t workspace_bytes, const Placement& at = {}) {
+  const auto b = static_cast<std::size_t>(dtype_bytes(p.dtype));
+  const std::vector<unsigned char> xs = to_storage(x, p.dtype);
   const auto y_span = static_cast<std::size_t>(p.M * p.ld_y);
   const auto front = static_cast<std::size_t>(kGuardFloats + at.y_offset);
-  const std::size_t y_floats = front + y_span + static_cast<std::size_t>(kGuardFloats);
+  const std::size_t y_elems = front + y_span + static_cast<std::size_t>(kGuardFloats);
 
-  DeviceBuffer dx(x_floats * sizeof(float));
-  DeviceBuffer dy(y_floats * sizeof(float));
-  const std::size_t ws = k.workspace_bytes ? k.workspace_bytes(p) : 0;
-  DeviceBuffer dws(ws);
+  DeviceBuffer dx(static_cast<std::size_t>(at.x_offset) * b + xs.size());
+  DeviceBuffer dy(y_elems * b);
+  DeviceBuffer dws(workspace_bytes);
   CudaStream stream;
 
-  float* x_dev = dx.as<float>() + at.x_offset;
-  float* y_dev = dy.as<float>() + front;
-  CUDA_CHECK(cudaMemcpyAsync(x_dev, x.data(), x.size() * sizeof(float), cudaMemcpyHostToDevice,
-                             stream.get()));
+  unsigned char* x_dev = dx.as<unsigned char>() + static_cast<std::size_t>(at.x_offset) * b;
+  unsigned char* y_dev = dy.as<unsigned char>() + front * b;
+  CUDA_CHECK(cudaMemcpyAsync(x_dev, xs.data(), xs.size(), cudaMemcpyHostToDevice, stream.get()));
   // The poison: the whole output allocation, guard bands and row padding included.
-  CUDA_CHECK(cudaMemsetAsync(dy.get(), kPoisonByte, y_floats * sizeof(float), stream.get()));
+  CUDA_CHECK(cudaMemsetAsync(dy.get(), kPoisonByte, y_elems * b, stream.get()));
 
   Launch l;
   l.x = x_dev;
@@ -78,29 +82,35 @@ inline KernelRun run_kernel(const KernelInfo& k, const Problem& p, const std::ve
   l.p = p;
   l.workspace = dws.get();
   l.stream = stream.get();
-  k.launch(l);
+  launch(l);
   stream.sync();
 
-  std::vector<float> all(y_floats);
-  CUDA_CHECK(cudaMemcpy(all.data(), dy.get(), y_floats * sizeof(float), cudaMemcpyDeviceToHost));
-  std::vector<float> x_after(x.size());
-  CUDA_CHECK(cudaMemcpy(x_after.data(), x_dev, x.size() * sizeof(float), cudaMemcpyDeviceToHost));
+  std::vector<unsigned char> all(y_elems * b);
+  CUDA_CHECK(cudaMemcpy(all.data(), dy.get(), all.size(), cudaMemcpyDeviceToHost));
+  std::vector<unsigned char> x_after(xs.size());
+  CUDA_CHECK(cudaMemcpy(x_after.data(), x_dev, xs.size(), cudaMemcpyDeviceToHost));
 
+  const std::vector<float> yf = from_storage(all, p.dtype);
   KernelRun r;
-  r.y.assign(all.begin() + static_cast<std::ptrdiff_t>(front),
-             all.begin() + static_cast<std::ptrdiff_t>(front + y_span));
-  for (std::size_t i = 0; i < y_floats && !r.guard_error; ++i) {
+  r.y.assign(yf.begin() + static_cast<std::ptrdiff_t>(front),
+             yf.begin() + static_cast<std::ptrdiff_t>(front + y_span));
+  for (std::size_t i = 0; i < y_elems && !r.guard_error; ++i) {
     if (i >= front && i < front + y_span) continue;
-    if (!is_poison(all[i])) {
+    if (!is_poison(yf[i])) {
       const auto off = static_cast<long long>(i) - static_cast<long long>(front);
-      r.guard_error = "guard band written at float offset " + std::to_string(off) +
+      r.guard_error = "guard band written at element offset " + std::to_string(off) +
                       " from y (the output spans 0.." + std::to_string(y_span) + ")";
     }
   }
   r.padding_error = check_padding_untouched(p, r.y);
-  if (std::memcmp(x_after.data(), x.data(), x.size() * sizeof(float)) != 0)
-    r.input_error = "the kernel modified its input x";
+  if (x_after != xs) r.input_error = "the kernel modified its input x";
   return r;
+}
+
+// The registry entry k on p (its own launcher and workspace).
+inline KernelRun run_kernel(const KernelInfo& k, const Problem& p, const std::vector<float>& x,
+                            const Placement& at = {}) {
+  return run_launch(p, x, k.launch, k.workspace_bytes ? k.workspace_bytes(p) : 0, at);
 }
 
 }  // namespace smr::test

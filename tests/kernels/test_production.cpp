@@ -43,65 +43,13 @@ using namespace smr;
 
 constexpr DType kDtypes[] = {DType::f32, DType::bf16, DType::f16};
 
-// Elements of guard band before and after the output.
-constexpr std::int64_t kGuard = 64;
 // Shapes larger than this are verified on a seeded sample of rows.
 constexpr std::int64_t kFullCheckElements = std::int64_t{1} << 22;
 constexpr std::int64_t kSampledRows = 48;
 
-struct StorageRun {
-  std::vector<float> y;  // M * ld_y elements as fp32 (poison where never written)
-  std::optional<std::string> guard_error, padding_error, input_error;
-};
-
-// Runs `launch` on x (fp32 values, already rounded to p.dtype) stored in p.dtype, with x and y
-// `x_off` / `y_off` elements past 16-byte aligned addresses (1: a misaligned base pointer).
-template <class LaunchFn>
-StorageRun run_storage(const Problem& p, const std::vector<float>& x, LaunchFn&& launch,
-                       std::size_t workspace_bytes, std::int64_t x_off = 0, std::int64_t y_off = 0) {
-  const auto b = static_cast<std::size_t>(dtype_bytes(p.dtype));
-  const std::vector<unsigned char> xs = to_storage(x, p.dtype);
-  const auto span = static_cast<std::size_t>(p.M * p.ld_y);
-  const auto front = static_cast<std::size_t>(kGuard + y_off);
-  const std::size_t y_elems = front + span + kGuard;
-
-  DeviceBuffer dx(static_cast<std::size_t>(x_off) * b + xs.size());
-  DeviceBuffer dy(y_elems * b);
-  DeviceBuffer dws(workspace_bytes);
-  CudaStream stream;
-  unsigned char* x_dev = dx.as<unsigned char>() + x_off * static_cast<std::int64_t>(b);
-  unsigned char* y_dev = dy.as<unsigned char>() + front * b;
-  CUDA_CHECK(cudaMemcpyAsync(x_dev, xs.data(), xs.size(), cudaMemcpyHostToDevice, stream.get()));
-  CUDA_CHECK(cudaMemsetAsync(dy.get(), kPoisonByte, y_elems * b, stream.get()));
-
-  Launch l;
-  l.x = x_dev;
-  l.y = y_dev;
-  l.p = p;
-  l.workspace = dws.get();
-  l.stream = stream.get();
-  launch(l);
-  stream.sync();
-
-  std::vector<unsigned char> all(y_elems * b);
-  CUDA_CHECK(cudaMemcpy(all.data(), dy.get(), all.size(), cudaMemcpyDeviceToHost));
-  std::vector<unsigned char> x_after(xs.size());
-  CUDA_CHECK(cudaMemcpy(x_after.data(), x_dev, xs.size(), cudaMemcpyDeviceToHost));
-
-  const std::vector<float> yf = from_storage(all, p.dtype);
-  StorageRun r;
-  r.y.assign(yf.begin() + static_cast<std::ptrdiff_t>(front),
-             yf.begin() + static_cast<std::ptrdiff_t>(front + span));
-  for (std::size_t i = 0; i < y_elems && !r.guard_error; ++i) {
-    if (i >= front && i < front + span) continue;
-    if (!is_poison(yf[i]))
-      r.guard_error = "guard band written at element offset " +
-                      std::to_string(static_cast<long long>(i) - static_cast<long long>(front));
-  }
-  r.padding_error = check_padding_untouched(p, r.y);
-  if (x_after != xs) r.input_error = "the kernel modified its input x";
-  return r;
-}
+// Runs and checks through gpu_check.hpp, in p.dtype's storage.
+using smr::test::KernelRun;
+using smr::test::run_launch;
 
 std::string describe(const Problem& p, std::int64_t x_off, std::int64_t y_off, InputKind kind) {
   std::ostringstream s;
@@ -127,13 +75,13 @@ void check_case(const Problem& p, InputKind kind, std::uint64_t seed,
   INFO("plan: " << summary(shown) << " -- " << shown.why);
   std::vector<float> x = make_input(p, seed, kind);
   round_to_storage(x, p.dtype);
-  StorageRun r;
+  KernelRun r;
   if (plan) {
-    r = run_storage(
-        p, x, [&](const Launch& l) { launch_plan(*plan, l); }, split_workspace_bytes(p), x_off,
-        y_off);
+    r = run_launch(
+        p, x, [&](const Launch& l) { launch_plan(*plan, l); }, split_workspace_bytes(p),
+        {x_off, y_off});
   } else {
-    r = run_storage(p, x, k->launch, k->workspace_bytes(p), x_off, y_off);
+    r = run_launch(p, x, k->launch, k->workspace_bytes(p), {x_off, y_off});
   }
   CHECK(r.guard_error.value_or("none") == "none");
   CHECK(r.padding_error.value_or("none") == "none");
@@ -262,8 +210,8 @@ TEST_CASE("production softmax: repeated launches give bit-identical outputs", "[
                            dense(300, 5000, DType::bf16)}) {
     INFO(summary(plan_softmax(p, d)));
     std::vector<float> x = make_input(p, next_seed(), InputKind::normal);
-    const StorageRun a = run_storage(p, x, k->launch, k->workspace_bytes(p));
-    const StorageRun b = run_storage(p, x, k->launch, k->workspace_bytes(p));
+    const KernelRun a = run_launch(p, x, k->launch, k->workspace_bytes(p));
+    const KernelRun b = run_launch(p, x, k->launch, k->workspace_bytes(p));
     REQUIRE(a.y.size() == b.y.size());
     CHECK(std::memcmp(a.y.data(), b.y.data(), a.y.size() * sizeof(float)) == 0);
   }
