@@ -40,8 +40,9 @@ __device__ __forceinline__ void block_row_body(const T* __restrict__ x, T* __res
   const int t = static_cast<int>(threadIdx.x);
   RowTile<T, K> tile;
   load_tile<W, kThreads>(x + row * ld_x, N, t, tile);
-  const RowStats stats = block_allreduce<kThreads>(tile_stats(tile), MergeOp{});
-  store_tile<W, kThreads>(y + row * ld_y, N, t, tile, row_scale(stats));
+  const RowStats mine = tile_stats(tile);
+  const RowStats stats = block_allreduce<kThreads>(mine, MergeOp{});
+  store_tile<W, kThreads>(y + row * ld_y, N, t, tile, tile_scale<T>(mine, stats));
 }
 
 // At least 1024 threads per SM: each thread within 64 registers.

@@ -9,8 +9,8 @@
 //   - 16-byte accesses (LDG.E.128 / STG.E.128): a quarter of the load/store instructions;
 //   - each thread issues kCopyLoads = 4 independent 16-byte loads before its first store:
 //     2048 threads x 64 B = 128 KB in flight per SM, several times the ~25 KB needed;
-//   - the grid is sized to the card (every resident block slot filled once, then a grid-stride
-//     loop), not one thread per element.
+//   - one block per contiguous 16 KB chunk (256 threads x 4 loads), not a grid-stride loop: the
+//     pattern block_row reads rows with (copy_kernel below says why).
 // Bytes per copied byte: 1 read + 1 written. FLOPs: none.
 // Any size and alignment: the aligned body goes 16 bytes at a time when src and dst have the
 // same alignment modulo 16 (4 bytes at a time when they agree modulo 4, single bytes otherwise);
@@ -26,6 +26,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 #include "kernels/ceilings.hpp"
@@ -41,22 +42,32 @@ inline constexpr int kCopyLoads = 4;  // independent loads per thread before its
 
 // Copies `words` Words starting at byte `head` of src/dst (where both are Word-aligned), and the
 // `head` bytes before and `tail` bytes after them one byte at a time (first block only).
+//
+// Block b owns one contiguous chunk of kCopyThreads x kCopyLoads words (16 KB of uint4): thread t
+// loads words base + t, base + t + 256, ... (each load instruction of a warp reads 512
+// consecutive bytes), all kCopyLoads before its first store, and the grid has one block per chunk
+// -- the access pattern of block_row, which reached 99% of cudaMemcpyAsync on the H200. (The first
+// version was persistent and grid-stride: a thread's four loads lay a whole grid's stride apart,
+// four distant DRAM pages per thread, and it reached 92.5%: docs/performance.md.)
 template <class Word>
 __global__ void __launch_bounds__(kCopyThreads)
     copy_kernel(const unsigned char* __restrict__ src, unsigned char* __restrict__ dst,
                 std::size_t head, std::size_t words, std::size_t tail) {
+  constexpr std::size_t kChunk = static_cast<std::size_t>(kCopyThreads) * kCopyLoads;
   const Word* __restrict__ s = reinterpret_cast<const Word*>(src + head);
   Word* __restrict__ d = reinterpret_cast<Word*>(dst + head);
-  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * kCopyThreads;
-  std::size_t i = static_cast<std::size_t>(blockIdx.x) * kCopyThreads + threadIdx.x;
-  for (; i + (kCopyLoads - 1) * stride < words; i += kCopyLoads * stride) {
+  const std::size_t i = static_cast<std::size_t>(blockIdx.x) * kChunk + threadIdx.x;
+  if (i + (kCopyLoads - 1) * kCopyThreads < words) {  // a whole chunk: every block but the last
     Word w[kCopyLoads];
 #pragma unroll
-    for (int u = 0; u < kCopyLoads; ++u) w[u] = s[i + u * stride];  // all loads first...
+    for (int u = 0; u < kCopyLoads; ++u) w[u] = __ldg(s + i + u * kCopyThreads);  // loads first...
 #pragma unroll
-    for (int u = 0; u < kCopyLoads; ++u) d[i + u * stride] = w[u];  // ...then the stores
+    for (int u = 0; u < kCopyLoads; ++u) d[i + u * kCopyThreads] = w[u];  // ...then the stores
+  } else {
+#pragma unroll
+    for (int u = 0; u < kCopyLoads; ++u)
+      if (i + u * kCopyThreads < words) d[i + u * kCopyThreads] = s[i + u * kCopyThreads];
   }
-  for (; i < words; i += stride) d[i] = s[i];  // the last, partial round
   if (blockIdx.x == 0) {
     const std::size_t t = threadIdx.x;
     if (t < head) {
@@ -68,36 +79,21 @@ __global__ void __launch_bounds__(kCopyThreads)
   }
 }
 
-// Blocks that fit on the current device at once (cached per thread and device).
-template <class Word>
-int resident_copy_blocks() {
-  thread_local int cached_device = -1;
-  thread_local int cached_blocks = 0;
-  int device = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  if (device != cached_device) {
-    int sms = 0, per_sm = 0;
-    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, copy_kernel<Word>,
-                                                             kCopyThreads, 0));
-    cached_blocks = sms * per_sm;
-    cached_device = device;
-  }
-  return cached_blocks;
-}
-
 template <class Word>
 void launch_copy(const unsigned char* src, unsigned char* dst, std::size_t bytes,
                  cudaStream_t stream) {
   constexpr std::size_t kWord = sizeof(Word);
+  constexpr std::size_t kChunk = static_cast<std::size_t>(kCopyThreads) * kCopyLoads;
   const std::size_t misalignment = reinterpret_cast<std::uintptr_t>(dst) % kWord;
   std::size_t head = (kWord - misalignment) % kWord;
   if (head > bytes) head = bytes;
   const std::size_t words = (bytes - head) / kWord;
   const std::size_t tail = bytes - head - words * kWord;
-  const std::size_t wanted = (words + kCopyThreads - 1) / kCopyThreads;
-  const std::size_t resident = static_cast<std::size_t>(resident_copy_blocks<Word>());
-  const std::size_t blocks = wanted < 1 ? 1 : (wanted < resident ? wanted : resident);
+  const std::size_t chunks = (words + kChunk - 1) / kChunk;
+  if (chunks > static_cast<std::size_t>(INT_MAX))
+    throw std::invalid_argument("copy ceiling: " + std::to_string(bytes) +
+                                " bytes need more blocks than a grid holds");
+  const std::size_t blocks = chunks < 1 ? 1 : chunks;
   copy_kernel<Word><<<static_cast<unsigned>(blocks), kCopyThreads, 0, stream>>>(src, dst, head,
                                                                                 words, tail);
   CUDA_CHECK_LAUNCH();
@@ -188,8 +184,8 @@ KernelInfo copy() {
   KernelInfo k;
   k.name = "copy";
   k.description =
-      "copy ceiling: y = x with 16-byte accesses, 4 loads in flight per thread, grid sized to "
-      "the card";
+      "copy ceiling: y = x with 16-byte accesses, 4 loads in flight per thread, one block per "
+      "16 KB chunk";
   k.role = Role::ceiling;
   k.traffic = TrafficModel::copy;
   k.dtypes = {DType::f32, DType::bf16, DType::f16};

@@ -83,10 +83,18 @@ __device__ __forceinline__ void load_tile(const T* row, std::int64_t n, int lane
   }
 }
 
-// (max, sum) of this thread's part of the row: the max first, then one exponential per element.
-// Elements are widened to fp32 where they are used (twice), not copied into a widened array.
+// fp32 tiles keep exp(x - thread max) in place of x after tile_stats (a float holds it exactly as
+// computed); 16-bit tiles cannot, and evaluate the exponential again in store_tile.
+template <class T>
+inline constexpr bool kKeepsExp = sizeof(T) == 4;
+
+// (max, sum) of this thread's part of the row: the max first, then one exponential per element,
+// taken against the THREAD's reference point. An fp32 tile is overwritten with those
+// exponentials, so store_tile needs one multiply per element, not a second exponential (the
+// counters showed 2.7 special-function instructions per element with the recomputation, against
+// 1.3 for the lab's fused kernel: docs/performance.md).
 template <class T, int K>
-__device__ __forceinline__ RowStats tile_stats(const RowTile<T, K>& t) {
+__device__ __forceinline__ RowStats tile_stats(RowTile<T, K>& t) {
   constexpr int n = RowTile<T, K>::kElems;
   float m = to_float(t.at(0));
 #pragma unroll
@@ -94,14 +102,45 @@ __device__ __forceinline__ RowStats tile_stats(const RowTile<T, K>& t) {
   const float reference = exp_reference(m);
   float s = 0.0f;
 #pragma unroll
-  for (int i = 0; i < n; ++i) s += exp_shifted(to_float(t.at(i)), reference);
+  for (int i = 0; i < n; ++i) {
+    const float e = exp_shifted(to_float(t.at(i)), reference);
+    if constexpr (kKeepsExp<T>) t.at(i) = e;
+    s += e;
+  }
   return RowStats{m, s};
 }
 
-// Writes softmax of the tile's elements [0, n) to `row`, through the same mapping as load_tile.
+// What store_tile needs from a thread's own statistics and the row's: for an fp32 tile, which
+// holds exp(x - thread max), the factor exp(thread max - row max) / row sum -- the same
+// rescaling the merge applied to this thread's sum, so the sum and the outputs agree (0 for a
+// thread that saw only -inf; NaN for the whole row when its sum is NaN or 0, as row_stats.cuh
+// defines); for a 16-bit tile, the row's reference point and 1 / sum.
+struct TileScale {
+  float reference;  // 16-bit: the row's exp reference point; fp32: unused
+  float factor;     // fp32: rescale x 1 / sum; 16-bit: 1 / sum
+};
+template <class T>
+__device__ __forceinline__ TileScale tile_scale(RowStats mine, RowStats row) {
+  const RowScale r = row_scale(row);
+  if constexpr (kKeepsExp<T>)
+    return TileScale{r.reference, rescale(mine.max, r.reference) * r.inv_sum};
+  else
+    return TileScale{r.reference, r.inv_sum};
+}
+
+template <class T>
+__device__ __forceinline__ float tile_output(T v, TileScale s) {
+  if constexpr (kKeepsExp<T>)
+    return to_float(v) * s.factor;
+  else
+    return exp_shifted(to_float(v), s.reference) * s.factor;
+}
+
+// Writes softmax of the tile's elements [0, n) to `row`, through the same mapping as load_tile
+// (after tile_stats; `r` from tile_scale).
 template <int W, int kLanes, class T, int K>
 __device__ __forceinline__ void store_tile(T* row, std::int64_t n, int lane, const RowTile<T, K>& t,
-                                           RowScale r) {
+                                           TileScale r) {
   constexpr int V = Vec<T>::kElems;
   constexpr int kGroups = K * V / W;
   const std::int64_t groups = W == V ? n / V : n;
@@ -114,7 +153,7 @@ __device__ __forceinline__ void store_tile(T* row, std::int64_t n, int lane, con
     for (int q = 0; q < K; ++q) {
       Vec<T> out;
 #pragma unroll
-      for (int e = 0; e < V; ++e) out.e[e] = from_float<T>(softmax_value(to_float(t.v[q].e[e]), r));
+      for (int e = 0; e < V; ++e) out.e[e] = from_float<T>(tile_output(t.v[q].e[e], r));
       if (q < valid) {
         store_vec(mine + q * kLanes * V, out);
       } else if (owns_tail && q == valid) {
@@ -126,7 +165,7 @@ __device__ __forceinline__ void store_tile(T* row, std::int64_t n, int lane, con
   } else {
 #pragma unroll
     for (int q = 0; q < kGroups; ++q)
-      if (q < valid) mine[q * kLanes] = from_float<T>(softmax_value(to_float(t.at(q)), r));
+      if (q < valid) mine[q * kLanes] = from_float<T>(tile_output(t.at(q), r));
   }
 }
 

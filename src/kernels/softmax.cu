@@ -80,8 +80,15 @@ SoftmaxPlan plan_on_device(const Problem& p) {
   const DeviceCaps caps = current_caps();
   int max_cluster = caps.max_cluster;
   SoftmaxPlan plan = plan_softmax(p, caps.limits, max_cluster);
-  while (plan.family == SoftmaxFamily::cluster_row && plan.cluster > 1 &&
-         prod::cluster_row_active_clusters(plan, p.dtype) < 1) {
+  const auto placeable = [&](const SoftmaxPlan& s) {
+    if (s.cluster <= 1) return true;
+    if (s.family == SoftmaxFamily::cluster_row)
+      return prod::cluster_row_active_clusters(s, p.dtype) >= 1;
+    if (s.family == SoftmaxFamily::cluster_tile)
+      return prod::cluster_tile_active_clusters(s, p.dtype) >= 1;
+    return true;
+  };
+  while (!placeable(plan)) {
     max_cluster = plan.cluster / 2;
     plan = plan_softmax(p, caps.limits, max_cluster);
     plan.why += " (the device could not place a larger cluster)";
@@ -98,6 +105,7 @@ void launch_plan(const SoftmaxPlan& plan, const Launch& l) {
     case SoftmaxFamily::warp_rows: prod::launch_warp_rows(plan, l); return;
     case SoftmaxFamily::block_row: prod::launch_block_row(plan, l); return;
     case SoftmaxFamily::cluster_row: prod::launch_cluster_row(plan, l); return;
+    case SoftmaxFamily::cluster_tile: prod::launch_cluster_tile(plan, l); return;
     case SoftmaxFamily::split_row: prod::launch_split_row(plan, l); return;
   }
   throw std::invalid_argument("launch_plan: unknown kernel family");
@@ -117,7 +125,7 @@ KernelInfo softmax() {
   KernelInfo k;
   k.name = "softmax";
   k.description =
-      "production: warp_rows / block_row / cluster_row / split_row picked per shape and dtype "
+      "production: warp_rows / block_row / cluster_tile / cluster_row / split_row picked per shape and dtype "
       "(softmax_dispatch.hpp), 16-byte accesses, x read once while the row fits on chip";
   k.role = Role::production;
   k.traffic = TrafficModel::fused;  // for most shapes; traffic_for() says which

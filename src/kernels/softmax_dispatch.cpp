@@ -76,6 +76,35 @@ SoftmaxPlan block_row_plan(const Problem& p, TileShape tile) {
   return s;
 }
 
+// ---- cluster_tile ------------------------------------------------------------------------------
+
+// C = the smallest power of two of `tile`s that covers the row (cluster = 0 when 16 do not).
+SoftmaxPlan cluster_tile_plan(const Problem& p, const DeviceLimits& d, TileShape tile,
+                              int max_cluster) {
+  SoftmaxPlan s;
+  s.family = SoftmaxFamily::cluster_tile;
+  s.cluster = 0;
+  const i64 cap = static_cast<i64>(tile.threads_or_lanes) * tile.vecs * vec_elems(p.dtype);
+  int C = 1;
+  while (C * cap < p.N && C < max_cluster) C *= 2;
+  if (C * cap < p.N) return s;
+  s.cluster = C;
+  s.slices = C;
+  s.threads = tile.threads_or_lanes;
+  s.vecs = tile.vecs;
+  s.capacity = cap;
+  s.slice = cap;
+  s.grid = p.M * C;
+  const i64 blocks_per_sm = std::max(1, 2048 / tile.threads_or_lanes);
+  s.rows_in_flight = std::max<i64>(1, std::min<i64>(p.M, blocks_per_sm * d.sm_count / C));
+  s.why = fmt::format(
+      "{}: cluster_tile, a cluster of {} block(s) per row, each holding {} elements in registers "
+      "({} threads x {} 16-byte vectors), (max, sum) exchanged through distributed shared memory; "
+      "x read once",
+      shape_words(p), C, cap, s.threads, s.vecs);
+  return s;
+}
+
 // ---- cluster_row -------------------------------------------------------------------------------
 
 std::size_t slice_smem_limit(const DeviceLimits& d) {
@@ -192,6 +221,7 @@ std::string_view to_string(SoftmaxFamily f) {
   switch (f) {
     case SoftmaxFamily::warp_rows: return "warp_rows";
     case SoftmaxFamily::block_row: return "block_row";
+    case SoftmaxFamily::cluster_tile: return "cluster_tile";
     case SoftmaxFamily::cluster_row: return "cluster_row";
     case SoftmaxFamily::split_row: return "split_row";
   }
@@ -202,9 +232,13 @@ std::vector<TileShape> warp_rows_tiles(DType t) {
   // 8 elements per lane (2 vectors of fp32, 1 of bf16/fp16) while lanes are added; at 32 lanes,
   // more vectors per lane, up to N = 1024. (A 16-bit lane with 8 vectors -- 64 elements, N = 2048
   // -- needed 194 registers: ptxas keeps the widened fp32 copies live. block_row takes those rows.)
+  // Listed by capacity; a capacity's first tile is the default, the others put the same row on
+  // fewer lanes with more vectors each (warp_rows.cu instantiates exactly this list).
   if (t == DType::f32)
-    return {{1, 2}, {2, 2}, {4, 2}, {8, 2}, {16, 2}, {32, 2}, {32, 4}, {32, 8}};
-  return {{1, 1}, {2, 1}, {4, 1}, {8, 1}, {16, 1}, {32, 1}, {32, 2}, {32, 4}};
+    return {{1, 2},  {2, 2},  {4, 2}, {2, 4},  {8, 2},  {4, 4},  {2, 8},  {16, 2},
+            {8, 4},  {4, 8},  {32, 2}, {16, 4}, {8, 8}, {32, 4}, {16, 8}, {32, 8}};
+  return {{1, 1},  {2, 1},  {4, 1}, {2, 2},  {8, 1},  {4, 2},  {2, 4},  {16, 1},
+          {8, 2},  {4, 4},  {32, 1}, {16, 2}, {8, 4}, {32, 2}, {16, 4}, {32, 4}};
 }
 
 std::vector<TileShape> block_row_tiles(DType t) {
@@ -212,6 +246,22 @@ std::vector<TileShape> block_row_tiles(DType t) {
   // one 32-element tile for comparison: at 32 elements a 16-bit thread needs ~104 registers.
   if (t == DType::f32) return {{128, 4}, {256, 4}, {512, 4}, {512, 8}, {1024, 8}};
   return {{128, 2}, {256, 2}, {512, 2}, {1024, 2}, {512, 4}};
+}
+
+std::vector<TileShape> cluster_tile_tiles(DType t) {
+  // block_row's largest tiles: 32768 (fp32) or 16384 (16-bit) elements per block on 1024 threads,
+  // and 16384 on 512 threads (two blocks per SM, twice the blocks per row).
+  if (t == DType::f32) return {{1024, 8}, {512, 8}};
+  return {{1024, 2}, {512, 4}};
+}
+
+std::int64_t block_row_max_n(DType t) {
+  return t == DType::f32 ? kBlockRowMaxNFp32 : kBlockRowMaxN;
+}
+
+std::int64_t cluster_tile_max_n(DType t) {
+  const TileShape big = cluster_tile_tiles(t).front();
+  return static_cast<i64>(kMaxClusterSize) * big.threads_or_lanes * big.vecs * vec_elems(t);
 }
 
 std::size_t smem_per_sm(const DeviceLimits& d) {
@@ -233,15 +283,36 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
   const i64 b = dtype_bytes(p.dtype);
   constexpr std::size_t kMaxTiles = 3;  // the smallest tiles that fit: larger ones only mask more
   switch (f) {
-    case SoftmaxFamily::warp_rows:
-      for (TileShape t : warp_rows_tiles(p.dtype))
-        if (static_cast<i64>(t.threads_or_lanes) * t.vecs * V >= p.N && out.size() < kMaxTiles)
-          out.push_back(warp_rows_plan(p, t));
+    case SoftmaxFamily::warp_rows: {
+      // Every tile of the two smallest capacities that hold N (the default first), and the
+      // default tile on a grid of one block per 8 x 32/G rows instead of a persistent one.
+      i64 first_cap = 0;
+      for (TileShape t : warp_rows_tiles(p.dtype)) {
+        const i64 cap = static_cast<i64>(t.threads_or_lanes) * t.vecs * V;
+        if (cap < p.N || (first_cap > 0 && cap > 2 * first_cap)) continue;
+        if (first_cap == 0) first_cap = cap;
+        out.push_back(warp_rows_plan(p, t));
+      }
+      if (!out.empty()) {
+        SoftmaxPlan one_pass = out.front();
+        const i64 rows_per_block =
+            static_cast<i64>(kWarpRowsThreads / 32) * (32 / one_pass.lanes_per_row);
+        one_pass.grid = ceil_div(p.M, rows_per_block);
+        one_pass.why += "; one block per " + std::to_string(rows_per_block) + " rows (not persistent)";
+        out.push_back(one_pass);
+      }
       break;
+    }
     case SoftmaxFamily::block_row:
       for (TileShape t : block_row_tiles(p.dtype))
         if (static_cast<i64>(t.threads_or_lanes) * t.vecs * V >= p.N && out.size() < kMaxTiles)
           out.push_back(block_row_plan(p, t));
+      break;
+    case SoftmaxFamily::cluster_tile:
+      for (TileShape t : cluster_tile_tiles(p.dtype)) {
+        SoftmaxPlan s = cluster_tile_plan(p, d, t, max_cluster);
+        if (s.cluster > 1) out.push_back(s);  // C = 1 is block_row
+      }
       break;
     case SoftmaxFamily::cluster_row:
       for (int C = 1; C <= max_cluster; C *= 2) {
@@ -264,11 +335,24 @@ SoftmaxPlan plan_softmax(const Problem& p, const DeviceLimits& d, int max_cluste
   check_problem(p);
   max_cluster = std::clamp(max_cluster, 1, kMaxClusterSize);
 
-  if (p.N <= kWarpRowsMaxN) return family_plans(SoftmaxFamily::warp_rows, p, d).front();
-  if (p.N <= kBlockRowMaxN) return family_plans(SoftmaxFamily::block_row, p, d).front();
+  const auto first = [&](SoftmaxFamily f) {
+    std::vector<SoftmaxPlan> plans = family_plans(f, p, d, max_cluster);
+    if (plans.empty())
+      throw std::logic_error(fmt::format("softmax dispatch: {} has no plan for {}", to_string(f),
+                                         shape_words(p)));
+    return plans.front();
+  };
+  if (p.N <= kWarpRowsMaxN) return first(SoftmaxFamily::warp_rows);
+  if (p.N <= block_row_max_n(p.dtype)) return first(SoftmaxFamily::block_row);
 
-  // Longer rows live in shared memory. A cluster keeps the row's exchange on chip; it needs at
-  // least a full wave of blocks (M x C >= SMs), else the rows are split over the whole card.
+  // Longer rows: a cluster of register tiles while 16 of them hold the row; it needs at least a
+  // full wave of blocks (M x C >= SMs), else the rows are split over the whole card.
+  if (max_cluster > 1 && p.N <= cluster_tile_max_n(p.dtype)) {
+    SoftmaxPlan t = cluster_tile_plan(p, d, cluster_tile_tiles(p.dtype).front(), max_cluster);
+    if (t.cluster > 1 && p.M * t.cluster >= d.sm_count) return t;
+  }
+
+  // Then rows in shared memory, again a cluster if the card is full of them.
   SoftmaxPlan c = smallest_cluster(p, d, max_cluster, kClusterSliceTarget);
   if (c.cluster == 0) c = smallest_cluster(p, d, max_cluster, kClusterSliceMax);
   if (c.cluster > 0 && p.M * c.cluster >= d.sm_count) return c;
@@ -286,6 +370,7 @@ std::vector<SoftmaxPlan> candidate_plans(const Problem& p, const DeviceLimits& d
   std::vector<SoftmaxFamily> families;
   if (p.N <= kWarpRowsMaxN) families.push_back(SoftmaxFamily::warp_rows);
   if (p.N > kWarpRowsMaxN / 4) families.push_back(SoftmaxFamily::block_row);
+  if (p.N > kBlockRowMaxN / 2) families.push_back(SoftmaxFamily::cluster_tile);
   if (p.N > kBlockRowMaxN / 4) families.push_back(SoftmaxFamily::cluster_row);
   if (p.N > kBlockRowMaxN / 4) families.push_back(SoftmaxFamily::split_row);
   for (SoftmaxFamily f : families)
@@ -298,9 +383,13 @@ std::vector<SoftmaxPlan> candidate_plans(const Problem& p, const DeviceLimits& d
 std::string summary(const SoftmaxPlan& s) {
   switch (s.family) {
     case SoftmaxFamily::warp_rows:
-      return fmt::format("warp_rows G={} K={} cap={}", s.lanes_per_row, s.vecs, s.capacity);
+      return fmt::format("warp_rows G={} K={} cap={}{}", s.lanes_per_row, s.vecs, s.capacity,
+                         s.grid > 0 ? fmt::format(" grid={}", s.grid) : std::string{});
     case SoftmaxFamily::block_row:
       return fmt::format("block_row T={} K={} cap={}", s.threads, s.vecs, s.capacity);
+    case SoftmaxFamily::cluster_tile:
+      return fmt::format("cluster_tile C={} T={} K={} slice={}", s.cluster, s.threads, s.vecs,
+                         s.slice);
     case SoftmaxFamily::cluster_row:
       return fmt::format("cluster_row C={} slice={} smem={}", s.cluster, s.slice, s.smem_bytes);
     case SoftmaxFamily::split_row:

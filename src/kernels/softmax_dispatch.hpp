@@ -6,13 +6,17 @@
 // launch_plan(); the tuning test (tests/kernels/test_production.cpp, tag [.tune]) times every
 // plan candidate_plans() offers for a shape.
 //
-// The four kernel families, by row length (the same element limits for every dtype: a register
-// tile holds 16-byte vectors, twice as many bf16 elements per vector, and the 16-bit tiles take
-// half the vectors per thread to stay within the registers the fp32 ones use):
+// The kernel families, by row length (a register tile holds 16-byte vectors, twice as many bf16
+// elements per vector, and the 16-bit tiles take half the vectors per thread to stay within the
+// registers the fp32 ones use; cluster_row is the alternative to cluster_tile that the tuning test
+// times, and the default where cluster_tile cannot hold the row):
 //   warp_rows    N <= 1024          G = 1..32 lanes per row, rows in registers, 32/G rows per
 //                                   warp, grid-stride over rows, grid sized to the card
-//   block_row    N <= 16384         one block per row, 128..1024 threads x K 16-byte vectors in
-//                                   registers, every load issued before the first reduction
+//   block_row    N <= 32768 fp32,   one block per row, 128..1024 threads x K 16-byte vectors in
+//                16384 16-bit       registers, every load issued before the first reduction
+//   cluster_tile N <= 16 tiles      the row split over a cluster of C <= 16 blocks, each slice in
+//                (524288 fp32,      registers (a block_row tile), (max, sum) exchanged through
+//                262144 16-bit)     distributed shared memory; needs M x C >= SMs
 //   cluster_row  row <= 16 x 112 KB the row split over a cluster of C <= 16 blocks, each slice in
 //                (458752 fp32,      shared memory (TMA bulk copy), (max, sum) exchanged through
 //                917504 bf16)       distributed shared memory; needs M x C >= SMs
@@ -35,7 +39,7 @@
 
 namespace smr {
 
-enum class SoftmaxFamily { warp_rows, block_row, cluster_row, split_row };
+enum class SoftmaxFamily { warp_rows, block_row, cluster_tile, cluster_row, split_row };
 std::string_view to_string(SoftmaxFamily f);  // "warp_rows", ...
 
 // ---- Fixed design constants (each kernel file static_asserts the ones it depends on) ----------
@@ -54,9 +58,15 @@ inline constexpr std::size_t kClusterSliceTarget = 64 * 1024;
 inline constexpr std::size_t kClusterSliceMax = 112 * 1024;
 // split_row: a slice is never shorter than this (it bounds the workspace: see split_workspace_bytes).
 inline constexpr std::int64_t kMinSplitSlice = 2048;
-// Row lengths up to which each register family is the default.
+// Row lengths up to which each register family is the default. block_row's limit is its largest
+// tile: 32768 fp32 (1024 threads x 8 vectors), 16384 bf16/fp16 (a 16-bit thread holds at most 32
+// elements, and a 1024-thread block must stay within 64 registers: no 16-bit 32768 tile).
 inline constexpr std::int64_t kWarpRowsMaxN = 1024;
-inline constexpr std::int64_t kBlockRowMaxN = 16384;
+inline constexpr std::int64_t kBlockRowMaxN = 16384;      // every dtype
+inline constexpr std::int64_t kBlockRowMaxNFp32 = 32768;  // fp32
+std::int64_t block_row_max_n(DType t);
+// cluster_tile: up to kMaxClusterSize register tiles per row.
+std::int64_t cluster_tile_max_n(DType t);
 
 // The instantiated tiles (the kernel files instantiate exactly these lists). warp_rows: (lanes per
 // row G, 16-byte vectors per lane K); block_row: (threads, K). Capacity in elements =
@@ -67,6 +77,7 @@ struct TileShape {
 };
 std::vector<TileShape> warp_rows_tiles(DType t);
 std::vector<TileShape> block_row_tiles(DType t);
+std::vector<TileShape> cluster_tile_tiles(DType t);  // (threads, K) per block, largest first
 
 // What one launch of the production softmax does.
 struct SoftmaxPlan {

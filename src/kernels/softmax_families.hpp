@@ -12,11 +12,13 @@ namespace smr::prod {
 void launch_warp_rows(const SoftmaxPlan& plan, const Launch& l);    // warp_rows.cu
 void launch_block_row(const SoftmaxPlan& plan, const Launch& l);    // block_row.cu
 void launch_cluster_row(const SoftmaxPlan& plan, const Launch& l);  // cluster_row.cu
+void launch_cluster_tile(const SoftmaxPlan& plan, const Launch& l);  // cluster_tile.cu
 void launch_split_row(const SoftmaxPlan& plan, const Launch& l);    // split_row.cu
 
 // Clusters of plan.cluster blocks with plan.smem_bytes each that the device can hold at once
 // (cudaOccupancyMaxActiveClusters); 0 when such a cluster cannot be scheduled at all.
 int cluster_row_active_clusters(const SoftmaxPlan& plan, DType t);
+int cluster_tile_active_clusters(const SoftmaxPlan& plan, DType t);
 
 // Blocks of the split kernel for dtype t with plan.smem_bytes that fit on one SM.
 int split_row_blocks_per_sm(const SoftmaxPlan& plan, DType t);

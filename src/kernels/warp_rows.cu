@@ -8,13 +8,15 @@
 // blocks) and each warp strides over the rows, so there is no tail of tiny blocks and no per-row
 // block launch.
 //
-// Tiles (G, K): fp32 8 elements per lane (K = 2) for G = 1..32, then G = 32 with K = 4, 8;
-// bf16/fp16 the same with K = 1 (8 elements), then K = 2, 4. softmax_dispatch.cpp's
-// warp_rows_tiles() lists the same pairs; the dispatch takes the smallest tile that holds N.
+// Tiles (G, K), listed by capacity G x K x V: for each capacity up to 32 lanes with 8 elements
+// per lane (fp32 K = 2, bf16/fp16 K = 1), and beside it the same capacity on fewer lanes with
+// more vectors each (more bytes in flight per warp, more registers per thread): the dispatch
+// takes the first tile of the smallest capacity that holds N, and the tuning test times the
+// others. softmax_dispatch.cpp's warp_rows_tiles() lists the same pairs.
 //
 // Cost per element: one read and one write (8 B fp32, 4 B bf16/fp16: TrafficModel::fused);
-// FLOPs: 1 FFMA + 1 MUFU.EX2 for the sum, 1 FFMA + 1 EX2 + 1 FMUL for the output, the max and
-// sum adds. Bound: DRAM bandwidth, provided enough loads are in flight: each lane issues its K
+// FLOPs: 1 FFMA + 1 MUFU.EX2 per element for the sum, then 1 FMUL for the output (fp32 tiles keep
+// the exponentials: row_tile.cuh; 16-bit tiles evaluate FFMA + EX2 again), the max and sum adds. Bound: DRAM bandwidth, provided enough loads are in flight: each lane issues its K
 // loads before the first shuffle, and an SM holds 16 to 64 warps of this kernel (by its register
 // count, 32 to 99 per thread: docs/performance.md): 24 to 98 KB of loads in flight.
 //
@@ -53,8 +55,9 @@ __device__ __forceinline__ void warp_rows_body(const T* __restrict__ x, T* __res
 
     RowTile<T, K> tile;
     load_tile<W, G>(x + r * ld_x, live ? N : 0, lane_in_row, tile);
-    const RowStats stats = group_allreduce<G>(tile_stats(tile), MergeOp{});
-    if (live) store_tile<W, G>(y + r * ld_y, N, lane_in_row, tile, row_scale(stats));
+    const RowStats mine = tile_stats(tile);
+    const RowStats stats = group_allreduce<G>(mine, MergeOp{});
+    if (live) store_tile<W, G>(y + r * ld_y, N, lane_in_row, tile, tile_scale<T>(mine, stats));
   }
 }
 
@@ -77,10 +80,16 @@ template <class... Tiles>
 struct TileList {};
 
 // The instantiated tiles: keep in step with warp_rows_tiles() in softmax_dispatch.cpp.
-using Fp32Tiles = TileList<WarpTile<1, 2>, WarpTile<2, 2>, WarpTile<4, 2>, WarpTile<8, 2>,
-                           WarpTile<16, 2>, WarpTile<32, 2>, WarpTile<32, 4>, WarpTile<32, 8>>;
-using Half16Tiles = TileList<WarpTile<1, 1>, WarpTile<2, 1>, WarpTile<4, 1>, WarpTile<8, 1>,
-                             WarpTile<16, 1>, WarpTile<32, 1>, WarpTile<32, 2>, WarpTile<32, 4>>;
+using Fp32Tiles =
+    TileList<WarpTile<1, 2>, WarpTile<2, 2>, WarpTile<4, 2>, WarpTile<2, 4>, WarpTile<8, 2>,
+             WarpTile<4, 4>, WarpTile<2, 8>, WarpTile<16, 2>, WarpTile<8, 4>, WarpTile<4, 8>,
+             WarpTile<32, 2>, WarpTile<16, 4>, WarpTile<8, 8>, WarpTile<32, 4>, WarpTile<16, 8>,
+             WarpTile<32, 8>>;
+using Half16Tiles =
+    TileList<WarpTile<1, 1>, WarpTile<2, 1>, WarpTile<4, 1>, WarpTile<2, 2>, WarpTile<8, 1>,
+             WarpTile<4, 2>, WarpTile<2, 4>, WarpTile<16, 1>, WarpTile<8, 2>, WarpTile<4, 4>,
+             WarpTile<32, 1>, WarpTile<16, 2>, WarpTile<8, 4>, WarpTile<32, 2>, WarpTile<16, 4>,
+             WarpTile<32, 4>>;
 
 // Calls f(WarpTile<G, K>{}) for the listed tile equal to (g, k); false when none is.
 template <class F, class... Tiles>

@@ -50,6 +50,23 @@ void check_invariants(const SoftmaxPlan& s, const Problem& p, const DeviceLimits
       CHECK(s.traffic == TrafficModel::fused);
       break;
     }
+    case SoftmaxFamily::cluster_tile: {
+      const auto tiles = cluster_tile_tiles(p.dtype);
+      CHECK(std::any_of(tiles.begin(), tiles.end(), [&](TileShape t) {
+        return t.threads_or_lanes == s.threads && t.vecs == s.vecs;
+      }));
+      CHECK(s.cluster >= 2);
+      CHECK(s.cluster <= kMaxClusterSize);
+      CHECK((s.cluster & (s.cluster - 1)) == 0);
+      CHECK(s.capacity == std::int64_t{s.threads} * s.vecs * V);
+      CHECK(s.slice == s.capacity);
+      CHECK(s.capacity * s.cluster >= p.N);
+      CHECK(s.capacity * (s.cluster / 2) < p.N);  // the fewest tiles (a power of two) that hold N
+      CHECK(s.grid == p.M * s.cluster);
+      CHECK(s.smem_bytes == 0);
+      CHECK(s.traffic == TrafficModel::fused);
+      break;
+    }
     case SoftmaxFamily::cluster_row: {
       CHECK(s.cluster >= 1);
       CHECK(s.cluster <= kMaxClusterSize);
@@ -111,27 +128,45 @@ TEST_CASE("dispatch: each family takes the rows it is built for, edge N - 1 / N 
     CHECK(plan_softmax(dense(M, kWarpRowsMaxN - 1, t), kH200).family == SoftmaxFamily::warp_rows);
     CHECK(plan_softmax(dense(M, kWarpRowsMaxN, t), kH200).family == SoftmaxFamily::warp_rows);
     CHECK(plan_softmax(dense(M, kWarpRowsMaxN + 1, t), kH200).family == SoftmaxFamily::block_row);
-    CHECK(plan_softmax(dense(M, kBlockRowMaxN - 1, t), kH200).family == SoftmaxFamily::block_row);
-    CHECK(plan_softmax(dense(M, kBlockRowMaxN, t), kH200).family == SoftmaxFamily::block_row);
-    CHECK(plan_softmax(dense(M, kBlockRowMaxN + 1, t), kH200).family == SoftmaxFamily::cluster_row);
+    const std::int64_t block_max = block_row_max_n(t);
+    CHECK(block_max == (t == DType::f32 ? kBlockRowMaxNFp32 : kBlockRowMaxN));
+    CHECK(plan_softmax(dense(M, block_max - 1, t), kH200).family == SoftmaxFamily::block_row);
+    CHECK(plan_softmax(dense(M, block_max, t), kH200).family == SoftmaxFamily::block_row);
+    const SoftmaxPlan past_block = plan_softmax(dense(M, block_max + 1, t), kH200);
+    CHECK(past_block.family == SoftmaxFamily::cluster_tile);
+    CHECK(past_block.cluster == (t == DType::f32 ? 2 : 2));
 
-    // The longest row a 16-block cluster holds with kClusterSliceMax per block, and one past it.
+    // The longest row 16 register tiles hold, and one past it: shared-memory slices (cluster_row)
+    // where they hold more (16-bit), else the row is split over the card.
+    const std::int64_t tile_max_n = cluster_tile_max_n(t);
+    const SoftmaxPlan at_tiles = plan_softmax(dense(M, tile_max_n, t), kH200);
+    CHECK(at_tiles.family == SoftmaxFamily::cluster_tile);
+    CHECK(at_tiles.cluster == kMaxClusterSize);
     const std::int64_t cluster_max_n =
         kMaxClusterSize * static_cast<std::int64_t>(kClusterSliceMax) / dtype_bytes(t);
-    const SoftmaxPlan at = plan_softmax(dense(M, cluster_max_n, t), kH200);
-    CHECK(at.family == SoftmaxFamily::cluster_row);
-    CHECK(at.cluster == kMaxClusterSize);
-    CHECK(plan_softmax(dense(M, cluster_max_n - 1, t), kH200).family == SoftmaxFamily::cluster_row);
-    CHECK(plan_softmax(dense(M, cluster_max_n + 1, t), kH200).family == SoftmaxFamily::split_row);
+    const SoftmaxPlan past_tiles = plan_softmax(dense(M, tile_max_n + 1, t), kH200);
+    if (cluster_max_n > tile_max_n) {
+      CHECK(past_tiles.family == SoftmaxFamily::cluster_row);
+      const SoftmaxPlan at = plan_softmax(dense(M, cluster_max_n, t), kH200);
+      CHECK(at.family == SoftmaxFamily::cluster_row);
+      CHECK(at.cluster == kMaxClusterSize);
+      CHECK(plan_softmax(dense(M, cluster_max_n + 1, t), kH200).family == SoftmaxFamily::split_row);
+    } else {
+      CHECK(past_tiles.family == SoftmaxFamily::split_row);
+    }
 
     // Rows per wave: a cluster needs M x C >= SMs, else the rows are split over the whole card.
-    const std::int64_t n = 256 * 1024 / dtype_bytes(t);  // 256 KB rows: C = 4 blocks of 64 KB
+    const std::int64_t n = 256 * 1024 / dtype_bytes(t);  // 256 KB rows
     const SoftmaxPlan wide = plan_softmax(dense(1024, n, t), kH200);
-    REQUIRE(wide.family == SoftmaxFamily::cluster_row);
-    REQUIRE(wide.cluster == 4);
-    const std::int64_t m_min = (kH200.sm_count + 3) / 4;  // 33 rows x 4 blocks >= 132
-    CHECK(plan_softmax(dense(m_min, n, t), kH200).family == SoftmaxFamily::cluster_row);
-    CHECK(plan_softmax(dense(m_min - 1, n, t), kH200).family == SoftmaxFamily::split_row);
+    REQUIRE(wide.family == SoftmaxFamily::cluster_tile);
+    const int C = t == DType::f32 ? 2 : 8;  // 32768 fp32 or 16384 16-bit elements per block
+    REQUIRE(wide.cluster == C);
+    const std::int64_t m_min = (kH200.sm_count + C - 1) / C;
+    CHECK(plan_softmax(dense(m_min, n, t), kH200).family == SoftmaxFamily::cluster_tile);
+    // One row fewer: shared-memory slices if their clusters fill the card, else split.
+    const SoftmaxPlan fewer = plan_softmax(dense(m_min - 1, n, t), kH200);
+    CHECK(fewer.family != SoftmaxFamily::cluster_tile);
+    if (fewer.family == SoftmaxFamily::cluster_row) CHECK((m_min - 1) * fewer.cluster >= kH200.sm_count);
   }
 }
 
@@ -142,7 +177,7 @@ TEST_CASE("dispatch: register tiles are the smallest that hold the row", "[dispa
     for (const auto& [family, tiles, lo, hi] :
          {std::tuple{SoftmaxFamily::warp_rows, warp_rows_tiles(t), std::int64_t{1}, kWarpRowsMaxN},
           std::tuple{SoftmaxFamily::block_row, block_row_tiles(t), kWarpRowsMaxN + 1,
-                     kBlockRowMaxN}}) {
+                     block_row_max_n(t)}}) {
       std::vector<std::int64_t> caps;
       for (TileShape s : tiles) caps.push_back(std::int64_t{s.threads_or_lanes} * s.vecs * V);
       for (const std::int64_t cap : caps) {
@@ -162,20 +197,42 @@ TEST_CASE("dispatch: register tiles are the smallest that hold the row", "[dispa
   }
 }
 
-TEST_CASE("dispatch: cluster slices prefer 64 KB, never exceed shared memory", "[dispatch]") {
+TEST_CASE("dispatch: cluster tiles are the fewest that hold the row", "[dispatch]") {
   const std::int64_t M = 4096;
-  // fp32: 64 KB rows -> 1 block; 256 KB -> 4; 1 MB -> 16 blocks of 64 KB; 1.5 MB -> 16 of 96 KB.
-  CHECK(plan_softmax(dense(M, 16385, DType::f32), kH200).cluster == 2);
-  CHECK(plan_softmax(dense(M, 65536, DType::f32), kH200).cluster == 4);
-  CHECK(plan_softmax(dense(M, 1 << 18, DType::f32), kH200).cluster == 16);
-  const SoftmaxPlan big = plan_softmax(dense(M, 3 << 17, DType::f32), kH200);
+  // fp32 tiles of 32768: 128 KB rows -> 1 block (block_row), 256 KB -> 2, 1 MB -> 8, 2 MB -> 16.
+  CHECK(plan_softmax(dense(M, 32768, DType::f32), kH200).family == SoftmaxFamily::block_row);
+  CHECK(plan_softmax(dense(M, 32769, DType::f32), kH200).cluster == 2);
+  CHECK(plan_softmax(dense(M, 65536, DType::f32), kH200).cluster == 2);
+  CHECK(plan_softmax(dense(M, 65537, DType::f32), kH200).cluster == 4);
+  CHECK(plan_softmax(dense(M, 1 << 18, DType::f32), kH200).cluster == 8);
+  CHECK(plan_softmax(dense(M, 1 << 19, DType::f32), kH200).cluster == 16);
+  // bf16 tiles of 16384: 32768 -> 2 blocks.
+  CHECK(plan_softmax(dense(M, 32768, DType::bf16), kH200).cluster == 2);
+  // Without clusters (max_cluster = 1) a row longer than a block's tile goes to one block's
+  // shared memory while it fits (cluster_row, C = 1), else it is split.
+  CHECK(plan_softmax(dense(M, 1 << 18, DType::f32), kH200, 1).family == SoftmaxFamily::split_row);
+  const SoftmaxPlan one = plan_softmax(dense(M, 40000, DType::bf16), kH200, 1);
+  CHECK(one.family == SoftmaxFamily::cluster_row);
+  CHECK(one.cluster == 1);
+}
+
+TEST_CASE("dispatch: cluster slices prefer 64 KB, never exceed shared memory", "[dispatch]") {
+  // cluster_row is the default past cluster_tile's 16 tiles (16-bit rows of 512 KB .. 1.75 MB).
+  const std::int64_t M = 4096;
+  // bf16: 768 KB rows -> 16 blocks of 48 KB; 1.5 MB -> 16 of 96 KB.
+  const SoftmaxPlan mid = plan_softmax(dense(M, 3 << 17, DType::bf16), kH200);
+  CHECK(mid.family == SoftmaxFamily::cluster_row);
+  CHECK(mid.cluster == 16);
+  CHECK(mid.smem_bytes == 48u * 1024u);
+  const SoftmaxPlan big = plan_softmax(dense(M, 3 << 18, DType::bf16), kH200);
+  CHECK(big.family == SoftmaxFamily::cluster_row);
   CHECK(big.cluster == 16);
   CHECK(big.smem_bytes == 96u * 1024u);
-  // bf16 rows of 32768 are 64 KB: one block, no partner.
-  CHECK(plan_softmax(dense(M, 32768, DType::bf16), kH200).cluster == 1);
-  // Without clusters (max_cluster = 1) a row that needs more than one block is split instead.
-  CHECK(plan_softmax(dense(M, 1 << 18, DType::f32), kH200, 1).family == SoftmaxFamily::split_row);
-  CHECK(plan_softmax(dense(M, 20000, DType::f32), kH200, 1).family == SoftmaxFamily::cluster_row);
+  // Every cluster_row candidate fits shared memory (check_invariants), 64 KB preferred among them.
+  const auto plans = family_plans(SoftmaxFamily::cluster_row, dense(M, 65536, DType::f32), kH200);
+  REQUIRE(plans.size() >= 3);
+  CHECK(std::any_of(plans.begin(), plans.end(),
+                    [](const SoftmaxPlan& s) { return s.cluster == 4 && s.smem_bytes == 65536u; }));
 }
 
 TEST_CASE("dispatch: split rows stay on chip while the card holds them, else read twice",

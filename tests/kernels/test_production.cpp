@@ -43,6 +43,15 @@ using namespace smr;
 
 constexpr DType kDtypes[] = {DType::f32, DType::bf16, DType::f16};
 
+// Whether the device can place the plan's cluster at all (the registry entry never picks one it
+// cannot).
+bool placeable(const SoftmaxPlan& plan, DType t) {
+  if (plan.family == SoftmaxFamily::cluster_row) return prod::cluster_row_active_clusters(plan, t) >= 1;
+  if (plan.family == SoftmaxFamily::cluster_tile)
+    return prod::cluster_tile_active_clusters(plan, t) >= 1;
+  return true;
+}
+
 // Shapes larger than this are verified on a seeded sample of rows.
 constexpr std::int64_t kFullCheckElements = std::int64_t{1} << 22;
 constexpr std::int64_t kSampledRows = 48;
@@ -123,23 +132,29 @@ TEST_CASE("production softmax: each family at the dispatch's edges, fp32 / bf16 
     }
     shapes.push_back(dense(131, 1, t));
     // block_row: its first and last N, and the tile edges in between.
+    const std::int64_t block_max = block_row_max_n(t);
     for (const std::int64_t n : {kWarpRowsMaxN + 1, std::int64_t{2047}, std::int64_t{2048},
-                                 std::int64_t{2049}, std::int64_t{8193}, kBlockRowMaxN - 1,
-                                 kBlockRowMaxN})
+                                 std::int64_t{2049}, std::int64_t{8193}, block_max - 1, block_max})
       shapes.push_back(dense(40, n, t));
-    // cluster_row: its first N, the longest row a 16-block cluster holds, and one past it (split).
+    // cluster_tile: its first N, the longest row 16 register tiles hold, and one past it
+    // (cluster_row for 16-bit rows, split for fp32); cluster_row's longest row and one past it.
+    const std::int64_t m16 = (d.sm_count + kMaxClusterSize - 1) / kMaxClusterSize;
+    const std::int64_t tile_max_n = cluster_tile_max_n(t);
+    shapes.push_back(dense(200, block_max + 1, t));
+    shapes.push_back(dense(m16, tile_max_n, t));
+    shapes.push_back(dense(m16, tile_max_n + 1, t));
     const std::int64_t cluster_max_n =
         kMaxClusterSize * static_cast<std::int64_t>(kClusterSliceMax) / dtype_bytes(t);
-    const std::int64_t m16 = (d.sm_count + kMaxClusterSize - 1) / kMaxClusterSize;
-    shapes.push_back(dense(200, kBlockRowMaxN + 1, t));
-    shapes.push_back(dense(m16, cluster_max_n - 1, t));
-    shapes.push_back(dense(m16, cluster_max_n, t));
-    shapes.push_back(dense(m16, cluster_max_n + 1, t));
-    // Rows per wave: 256 KB rows take clusters of 4 only with M x 4 >= SMs.
+    if (cluster_max_n > tile_max_n) {
+      shapes.push_back(dense(m16, cluster_max_n, t));
+      shapes.push_back(dense(m16, cluster_max_n + 1, t));
+    }
+    // Rows per wave: 256 KB rows take a cluster of C only with M x C >= SMs.
     const std::int64_t n256k = 256 * 1024 / dtype_bytes(t);
-    const std::int64_t m4 = (d.sm_count + 3) / 4;
-    shapes.push_back(dense(m4, n256k, t));
-    shapes.push_back(dense(m4 - 1, n256k, t));
+    const std::int64_t C = plan_softmax(dense(1024, n256k, t), d).cluster;
+    const std::int64_t mC = (d.sm_count + C - 1) / C;
+    shapes.push_back(dense(mC, n256k, t));
+    shapes.push_back(dense(mC - 1, n256k, t));
     // split_row: the first row too long for the card's shared memory (two reads), few rows.
     shapes.push_back(dense(1, first_two_read_n(t, d), t));
     shapes.push_back(dense(3, 300007, t));
@@ -149,7 +164,9 @@ TEST_CASE("production softmax: each family at the dispatch's edges, fp32 / bf16 
       check_case(p, p.M >= 8 ? InputKind::mixed : InputKind::outliers, next_seed());
     }
     INFO("dtype " << to_string(t));
-    CHECK(hit.size() == 4);  // every family was exercised
+    // Every family was exercised (fp32 rows never reach cluster_row by default: 16 register
+    // tiles hold more than 16 shared-memory slices).
+    CHECK(hit.size() == (t == DType::f32 ? 4u : 5u));
   }
 }
 
@@ -161,9 +178,7 @@ TEST_CASE("production softmax: every candidate plan of a shape is correct", "[gp
     for (Problem p : shapes) {
       p.dtype = t;
       for (const SoftmaxPlan& plan : candidate_plans(p, d)) {
-        if (plan.family == SoftmaxFamily::cluster_row &&
-            prod::cluster_row_active_clusters(plan, t) < 1)
-          continue;  // the device cannot place this cluster: the entry never picks it
+        if (!placeable(plan, t)) continue;  // the entry never picks it on this device
         check_case(p, InputKind::mixed, next_seed(), plan);
       }
     }
@@ -277,9 +292,7 @@ TEST_CASE("production softmax: time every candidate plan of the default sweep's 
       const std::vector<SoftmaxPlan> plans = candidate_plans(p, d);
       for (std::size_t pi = 0; pi < plans.size(); ++pi) {
         const SoftmaxPlan& plan = plans[pi];
-        if (plan.family == SoftmaxFamily::cluster_row &&
-            prod::cluster_row_active_clusters(plan, t) < 1)
-          continue;
+        if (!placeable(plan, t)) continue;
         Launch l;
         l.x = dx.get();
         l.y = dy.get();

@@ -1,0 +1,190 @@
+// cluster_tile: long rows held in REGISTERS across a thread-block cluster.
+//
+// What changes from block_row: a row longer than one block's register tile is cut into C slices
+// of one tile each (C = 2, 4, 8, 16 blocks of one cluster). Each block loads its slice exactly as
+// block_row loads a row (16-byte loads straight into registers, all issued before the first use,
+// row_tile.cuh), reduces it to the slice's (max, sum), and publishes that pair in its shared
+// memory; after cluster.sync() the blocks read each other's pair through distributed shared
+// memory, merge them in rank order (every block gets the same row statistics), and write their
+// slices from registers. What changes from cluster_row: no shared-memory copy of the slice (no
+// TMA, no second pass over shared memory), at the price of a register file per 32768 fp32
+// elements: one 1024-thread block per SM.
+//
+// Tiles (threads, K): fp32 (1024, 8) = 32768 elements and (512, 8) = 16384 per block;
+// bf16/fp16 (1024, 2) and (512, 4) = 16384. Rows up to 16 tiles: 524288 fp32, 262144 16-bit.
+//
+// Cost per element: one read and one write (TrafficModel::fused); FLOPs as block_row (fp32 tiles
+// keep their exponentials). Bound: DRAM bandwidth, with 128 KB of loads in flight per SM (one
+// 1024-thread block of 32 elements per thread), as the lab's fused kernel at N = 32768; plus one
+// cluster barrier per row, during which the SM's loads for that row are already done.
+//
+// The cluster exchange keeps each block alive until every block of its cluster has read its
+// partial: the final cluster barrier (arrive after reading, wait before exiting).
+#include <cooperative_groups.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include "kernels/cuda_check.hpp"
+#include "kernels/row_tile.cuh"
+#include "kernels/softmax_families.hpp"
+
+namespace smr::prod {
+
+namespace cg = cooperative_groups;
+
+namespace {
+
+template <int W, int kThreads, int K, class T>
+__device__ __forceinline__ void cluster_tile_body(const T* __restrict__ x, T* __restrict__ y,
+                                                  std::int64_t N, std::int64_t ld_x,
+                                                  std::int64_t ld_y) {
+  __shared__ RowStats block_stats;  // this block's partial, read by the whole cluster
+  constexpr std::int64_t kCapacity = RowTile<T, K>::kElems * static_cast<std::int64_t>(kThreads);
+  const cg::cluster_group cluster = cg::this_cluster();
+  const int C = static_cast<int>(cluster.num_blocks());
+  const int rank = static_cast<int>(cluster.block_rank());
+  const std::int64_t row = blockIdx.x / C;  // 1-D clusters tile the grid: blocks row*C .. row*C+C-1
+  const std::int64_t begin = rank * kCapacity;
+  const std::int64_t n = std::max<std::int64_t>(0, std::min(kCapacity, N - begin));
+  const int t = static_cast<int>(threadIdx.x);
+
+  RowTile<T, K> tile;
+  load_tile<W, kThreads>(x + row * ld_x + begin, n, t, tile);
+  const RowStats mine = tile_stats(tile);
+  const RowStats block = block_allreduce<kThreads>(mine, MergeOp{});
+  if (t == 0) block_stats = block;
+
+  // Every block's partial is in its shared memory and visible to the cluster after this barrier.
+  cluster.sync();
+  const int lane = t % kWarpSize;
+  const RowStats part = lane < C ? *cluster.map_shared_rank(&block_stats, lane) : empty_stats();
+  const RowStats row_stats = warp_allreduce(part, MergeOp{});
+  auto done_reading = cluster.barrier_arrive();
+
+  store_tile<W, kThreads>(y + row * ld_y + begin, n, t, tile, tile_scale<T>(mine, row_stats));
+
+  // No block may exit (and free its shared memory) while another still reads its partial.
+  cluster.barrier_wait(std::move(done_reading));
+}
+
+template <int kThreads>
+inline constexpr int kMinBlocks = kThreads >= 1024 ? 1 : 1024 / kThreads;
+
+template <class T, int kThreads, int K>
+__global__ void __launch_bounds__(kThreads, kMinBlocks<kThreads>)
+    cluster_tile_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t N,
+                        std::int64_t ld_x, std::int64_t ld_y, bool vectorized) {
+  if (vectorized)
+    cluster_tile_body<Vec<T>::kElems, kThreads, K>(x, y, N, ld_x, ld_y);
+  else
+    cluster_tile_body<1, kThreads, K>(x, y, N, ld_x, ld_y);
+}
+
+template <int kThreads_, int K_>
+struct ClusterTile {
+  static constexpr int kThreads = kThreads_;
+  static constexpr int K = K_;
+};
+template <class... Tiles>
+struct TileList {};
+
+// The instantiated tiles: keep in step with cluster_tile_tiles() in softmax_dispatch.cpp.
+using Fp32Tiles = TileList<ClusterTile<1024, 8>, ClusterTile<512, 8>>;
+using Half16Tiles = TileList<ClusterTile<1024, 2>, ClusterTile<512, 4>>;
+
+template <class F, class... Tiles>
+bool with_tile(TileList<Tiles...>, int threads, int k, F&& f) {
+  return ((Tiles::kThreads == threads && Tiles::K == k ? (f(Tiles{}), true) : false) || ...);
+}
+
+template <class T, class F>
+bool with_kernel(const SoftmaxPlan& plan, F&& f) {
+  using Tiles = std::conditional_t<sizeof(T) == 4, Fp32Tiles, Half16Tiles>;
+  return with_tile(Tiles{}, plan.threads, plan.vecs, [&](auto tile) {
+    using Tile = decltype(tile);
+    const auto kernel = cluster_tile_kernel<T, Tile::kThreads, Tile::K>;
+    // Once per instantiation: clusters of more than 8 blocks need the opt-in.
+    static const bool prepared = [&] {
+      CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+      return true;
+    }();
+    (void)prepared;
+    f(kernel, static_cast<std::int64_t>(Tile::kThreads) * Tile::K * Vec<T>::kElems);
+  });
+}
+
+cudaLaunchConfig_t cluster_config(const SoftmaxPlan& plan, std::int64_t M, cudaStream_t stream,
+                                  cudaLaunchAttribute* attr) {
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(static_cast<unsigned>(M * plan.cluster));
+  cfg.blockDim = dim3(static_cast<unsigned>(plan.threads));
+  cfg.dynamicSmemBytes = 0;
+  cfg.stream = stream;
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = static_cast<unsigned>(plan.cluster);
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  return cfg;
+}
+
+std::string no_tile(const SoftmaxPlan& plan, DType t) {
+  return "cluster_tile: no instantiated tile T=" + std::to_string(plan.threads) +
+         " K=" + std::to_string(plan.vecs) + " for " + std::string(to_string(t));
+}
+
+}  // namespace
+
+void launch_cluster_tile(const SoftmaxPlan& plan, const Launch& l) {
+  const Problem& p = l.p;
+  const bool pow2 = plan.cluster >= 1 && (plan.cluster & (plan.cluster - 1)) == 0;
+  if (!pow2 || plan.cluster > kMaxClusterSize)
+    throw std::invalid_argument("cluster_tile: cluster size " + std::to_string(plan.cluster) +
+                                " is not a power of two in 1..16");
+  if (p.M * plan.cluster > 0x7fffffff)
+    throw std::invalid_argument("cluster_tile: M x C = " + std::to_string(p.M * plan.cluster) +
+                                " blocks exceed the grid limit of 2^31 - 1");
+  bool found = false;
+  with_storage(p.dtype, [&](auto type_tag) {
+    using T = decltype(type_tag);
+    found = with_kernel<T>(plan, [&](auto kernel, std::int64_t capacity) {
+      if (capacity * plan.cluster < p.N)
+        throw std::invalid_argument("cluster_tile: " + std::to_string(plan.cluster) +
+                                    " tiles of " + std::to_string(capacity) +
+                                    " elements do not cover N = " + std::to_string(p.N));
+      cudaLaunchAttribute attr[1];
+      const cudaLaunchConfig_t cfg = cluster_config(plan, p.M, l.stream, attr);
+      const bool vectorized = is_vector_aligned(l.x, p.ld_x, sizeof(T)) &&
+                              is_vector_aligned(l.y, p.ld_y, sizeof(T));
+      CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, static_cast<const T*>(l.x),
+                                    static_cast<T*>(l.y), p.N, p.ld_x, p.ld_y, vectorized));
+      CUDA_CHECK_LAUNCH();
+    });
+  });
+  if (!found) throw std::invalid_argument(no_tile(plan, p.dtype));
+}
+
+int cluster_tile_active_clusters(const SoftmaxPlan& plan, DType t) {
+  int clusters = 0;
+  bool found = false;
+  with_storage(t, [&](auto type_tag) {
+    using T = decltype(type_tag);
+    found = with_kernel<T>(plan, [&](auto kernel, std::int64_t) {
+      cudaLaunchAttribute attr[1];
+      const cudaLaunchConfig_t cfg = cluster_config(plan, 1, nullptr, attr);
+      // An error here (a cluster the device can never place) counts as none.
+      if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg) != cudaSuccess) {
+        (void)cudaGetLastError();
+        clusters = 0;
+      }
+    });
+  });
+  if (!found) throw std::invalid_argument(no_tile(plan, t));
+  return clusters;
+}
+
+}  // namespace smr::prod
