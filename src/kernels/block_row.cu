@@ -1,4 +1,4 @@
-// block_row: medium rows (1024 < N <= 16384), one block per row, the row in registers.
+// block_row: medium rows (1024 < N <= 32768 fp32, 16384 bf16/fp16), one block per row, the row in registers.
 //
 // What changes from the lab's fused kernel (fused_row.cu), which is the same design: 16-byte
 // loads (one LDG.E.128 moves 4 fp32 or 8 bf16/fp16 elements), a tile of K vectors per thread with
@@ -9,9 +9,10 @@
 // element by element (row_tile.cuh).
 //
 // Tiles: fp32 (128, 4) (256, 4) (512, 4) (512, 8) (1024, 8) -> 2048 .. 32768 elements;
-// bf16/fp16 (128, 2) (256, 2) (512, 2) (1024, 2) (512, 4) -> 2048 .. 16384 elements. A 16-bit
-// thread holds fewer vectors because ptxas keeps the widened fp32 copies of its elements live
-// (32 elements took ~104 registers), and a 1024-thread block must stay within 64.
+// bf16/fp16 (64, 4) (128, 4) (256, 4) (512, 4) -> 2048 .. 16384 elements, with (128, 2) ..
+// (1024, 2) beside them for the tuning test. A 16-bit thread holds at most 4 vectors (32
+// elements) because ptxas keeps the widened fp32 copies of its elements live, and a block must
+// stay within 64 registers per thread.
 //
 // Cost per element: one read and one write (TrafficModel::fused); the same FLOPs as warp_rows.
 // Bound: DRAM bandwidth, if the SM holds enough rows at once: every thread has K x 16 bytes in
@@ -70,8 +71,9 @@ struct TileList {};
 // The instantiated tiles: keep in step with block_row_tiles() in softmax_dispatch.cpp.
 using Fp32Tiles = TileList<BlockTile<128, 4>, BlockTile<256, 4>, BlockTile<512, 4>,
                            BlockTile<512, 8>, BlockTile<1024, 8>>;
-using Half16Tiles = TileList<BlockTile<128, 2>, BlockTile<256, 2>, BlockTile<512, 2>,
-                             BlockTile<1024, 2>, BlockTile<512, 4>>;
+using Half16Tiles = TileList<BlockTile<64, 4>, BlockTile<128, 2>, BlockTile<128, 4>,
+                             BlockTile<256, 2>, BlockTile<256, 4>, BlockTile<512, 2>,
+                             BlockTile<512, 4>, BlockTile<1024, 2>>;
 
 template <class F, class... Tiles>
 bool with_tile(TileList<Tiles...>, int threads, int k, F&& f) {

@@ -9,8 +9,9 @@
 //   - 16-byte accesses (LDG.E.128 / STG.E.128): a quarter of the load/store instructions;
 //   - each thread issues kCopyLoads = 4 independent 16-byte loads before its first store:
 //     2048 threads x 64 B = 128 KB in flight per SM, several times the ~25 KB needed;
-//   - one block per contiguous 16 KB chunk (256 threads x 4 loads), not a grid-stride loop: the
-//     pattern block_row reads rows with (copy_kernel below says why).
+//   - one block per contiguous 16 KB chunk (256 threads x 4 loads), not a grid-stride loop, and a
+//     block barrier between the block's loads and its stores: the pattern block_row reads and
+//     writes rows with (copy_kernel below says why).
 // Bytes per copied byte: 1 read + 1 written. FLOPs: none.
 // Any size and alignment: the aligned body goes 16 bytes at a time when src and dst have the
 // same alignment modulo 16 (4 bytes at a time when they agree modulo 4, single bytes otherwise);
@@ -46,10 +47,12 @@ inline constexpr int kCopyLoads = 4;  // independent loads per thread before its
 // Block b owns one contiguous chunk of kCopyThreads x kCopyLoads words (16 KB of uint4): thread t
 // loads words base + t, base + t + 256, ... (each load instruction of a warp reads 512
 // consecutive bytes), all kCopyLoads before its first store, and the grid has one block per chunk
-// -- the access pattern of block_row, which reached 99% of cudaMemcpyAsync on the H200. (The first
+// -- the access pattern of block_row, which reached 99% of cudaMemcpyAsync on the H200. kPhased
+// adds block_row's other habit, a block barrier between the loads and the stores (block_row
+// reduces there): the block's reads and then its writes, not a mix of both. (The first
 // version was persistent and grid-stride: a thread's four loads lay a whole grid's stride apart,
 // four distant DRAM pages per thread, and it reached 92.5%: docs/performance.md.)
-template <class Word>
+template <class Word, bool kPhased>
 __global__ void __launch_bounds__(kCopyThreads)
     copy_kernel(const unsigned char* __restrict__ src, unsigned char* __restrict__ dst,
                 std::size_t head, std::size_t words, std::size_t tail) {
@@ -57,10 +60,12 @@ __global__ void __launch_bounds__(kCopyThreads)
   const Word* __restrict__ s = reinterpret_cast<const Word*>(src + head);
   Word* __restrict__ d = reinterpret_cast<Word*>(dst + head);
   const std::size_t i = static_cast<std::size_t>(blockIdx.x) * kChunk + threadIdx.x;
-  if (i + (kCopyLoads - 1) * kCopyThreads < words) {  // a whole chunk: every block but the last
+  const bool whole = (static_cast<std::size_t>(blockIdx.x) + 1) * kChunk <= words;
+  if (whole) {  // a whole chunk: every block but the last
     Word w[kCopyLoads];
 #pragma unroll
     for (int u = 0; u < kCopyLoads; ++u) w[u] = __ldg(s + i + u * kCopyThreads);  // loads first...
+    if constexpr (kPhased) __syncthreads();  // (a uniform branch: every block but the last)
 #pragma unroll
     for (int u = 0; u < kCopyLoads; ++u) d[i + u * kCopyThreads] = w[u];  // ...then the stores
   } else {
@@ -81,7 +86,7 @@ __global__ void __launch_bounds__(kCopyThreads)
 
 template <class Word>
 void launch_copy(const unsigned char* src, unsigned char* dst, std::size_t bytes,
-                 cudaStream_t stream) {
+                 cudaStream_t stream, ceilings::CopyOrder order) {
   constexpr std::size_t kWord = sizeof(Word);
   constexpr std::size_t kChunk = static_cast<std::size_t>(kCopyThreads) * kCopyLoads;
   const std::size_t misalignment = reinterpret_cast<std::uintptr_t>(dst) % kWord;
@@ -94,8 +99,12 @@ void launch_copy(const unsigned char* src, unsigned char* dst, std::size_t bytes
     throw std::invalid_argument("copy ceiling: " + std::to_string(bytes) +
                                 " bytes need more blocks than a grid holds");
   const std::size_t blocks = chunks < 1 ? 1 : chunks;
-  copy_kernel<Word><<<static_cast<unsigned>(blocks), kCopyThreads, 0, stream>>>(src, dst, head,
-                                                                                words, tail);
+  if (order == ceilings::CopyOrder::phased)
+    copy_kernel<Word, true>
+        <<<static_cast<unsigned>(blocks), kCopyThreads, 0, stream>>>(src, dst, head, words, tail);
+  else
+    copy_kernel<Word, false>
+        <<<static_cast<unsigned>(blocks), kCopyThreads, 0, stream>>>(src, dst, head, words, tail);
   CUDA_CHECK_LAUNCH();
 }
 
@@ -154,18 +163,19 @@ std::optional<std::string> fma_unsupported(const Problem& p, const DeviceLimits&
 
 namespace ceilings {
 
-void copy_bytes(const void* src, void* dst, std::size_t bytes, cudaStream_t stream) {
+void copy_bytes(const void* src, void* dst, std::size_t bytes, cudaStream_t stream,
+                CopyOrder order) {
   if (bytes == 0) return;
   const auto* s = static_cast<const unsigned char*>(src);
   auto* d = static_cast<unsigned char*>(dst);
   const std::uintptr_t offset =
       reinterpret_cast<std::uintptr_t>(s) - reinterpret_cast<std::uintptr_t>(d);
   if (offset % 16 == 0)
-    launch_copy<uint4>(s, d, bytes, stream);
+    launch_copy<uint4>(s, d, bytes, stream, order);
   else if (offset % 4 == 0)
-    launch_copy<std::uint32_t>(s, d, bytes, stream);
+    launch_copy<std::uint32_t>(s, d, bytes, stream, order);
   else
-    launch_copy<unsigned char>(s, d, bytes, stream);
+    launch_copy<unsigned char>(s, d, bytes, stream, order);
 }
 
 double launch_fma(float* y, const Problem& p, cudaStream_t stream) {

@@ -14,7 +14,15 @@ namespace smr::ceilings {
 // Copies `bytes` bytes from src to dst (device pointers, regions must not overlap) on `stream`
 // with the copy-ceiling kernel: 16-byte accesses when src and dst have the same alignment modulo
 // 16, 4-byte or 1-byte accesses otherwise; any size, any alignment. Throws smr::CudaError.
-void copy_bytes(const void* src, void* dst, std::size_t bytes, cudaStream_t stream);
+//
+// Two orders of a block's accesses, both kept so the GPU test can time them side by side:
+// `phased` (the ceiling's): every thread of the block loads its 4 words, a block barrier, then the
+// stores -- the block's reads and writes reach DRAM as two bursts, as in block_row, whose reads
+// and writes of a 16 KB row reached 4205 GB/s on the H200 where this copy without the barrier
+// reached 3988; `interleaved`: each thread stores as soon as its own loads are back.
+enum class CopyOrder { phased, interleaved };
+void copy_bytes(const void* src, void* dst, std::size_t bytes, cudaStream_t stream,
+                CopyOrder order = CopyOrder::phased);
 
 // The FMA-throughput kernel: one thread per element of the problem, each running kFmaChains
 // independent chains of kFmaIterations dependent FMAs (acc = acc * a + b) and writing the sum of

@@ -1,7 +1,9 @@
 // cluster_tile: long rows held in REGISTERS across a thread-block cluster.
 //
-// What changes from block_row: a row longer than one block's register tile is cut into C slices
-// of one tile each (C = 2, 4, 8, 16 blocks of one cluster). Each block loads its slice exactly as
+// What changes from block_row: a row longer than one block's register tile is cut into C equal
+// slices of at most one tile each (C = 2, 4, 8, 16 blocks of one cluster; equal, so that no SM of
+// the cluster idles while another loads a whole tile: N = 100000 on 4 tiles of 32768 is 4
+// slices of 25000, not 3 full tiles and a 1696-element rest). Each block loads its slice exactly as
 // block_row loads a row (16-byte loads straight into registers, all issued before the first use,
 // row_tile.cuh), reduces it to the slice's (max, sum), and publishes that pair in its shared
 // memory; after cluster.sync() the blocks read each other's pair through distributed shared
@@ -40,15 +42,14 @@ namespace {
 template <int W, int kThreads, int K, class T>
 __device__ __forceinline__ void cluster_tile_body(const T* __restrict__ x, T* __restrict__ y,
                                                   std::int64_t N, std::int64_t ld_x,
-                                                  std::int64_t ld_y) {
+                                                  std::int64_t ld_y, std::int64_t slice) {
   __shared__ RowStats block_stats;  // this block's partial, read by the whole cluster
-  constexpr std::int64_t kCapacity = RowTile<T, K>::kElems * static_cast<std::int64_t>(kThreads);
   const cg::cluster_group cluster = cg::this_cluster();
   const int C = static_cast<int>(cluster.num_blocks());
   const int rank = static_cast<int>(cluster.block_rank());
   const std::int64_t row = blockIdx.x / C;  // 1-D clusters tile the grid: blocks row*C .. row*C+C-1
-  const std::int64_t begin = rank * kCapacity;
-  const std::int64_t n = std::max<std::int64_t>(0, std::min(kCapacity, N - begin));
+  const std::int64_t begin = rank * slice;  // slice <= the tile's capacity, a multiple of V
+  const std::int64_t n = std::max<std::int64_t>(0, std::min(slice, N - begin));
   const int t = static_cast<int>(threadIdx.x);
 
   RowTile<T, K> tile;
@@ -76,11 +77,12 @@ inline constexpr int kMinBlocks = kThreads >= 1024 ? 1 : 1024 / kThreads;
 template <class T, int kThreads, int K>
 __global__ void __launch_bounds__(kThreads, kMinBlocks<kThreads>)
     cluster_tile_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t N,
-                        std::int64_t ld_x, std::int64_t ld_y, bool vectorized) {
+                        std::int64_t ld_x, std::int64_t ld_y, std::int64_t slice,
+                        bool vectorized) {
   if (vectorized)
-    cluster_tile_body<Vec<T>::kElems, kThreads, K>(x, y, N, ld_x, ld_y);
+    cluster_tile_body<Vec<T>::kElems, kThreads, K>(x, y, N, ld_x, ld_y, slice);
   else
-    cluster_tile_body<1, kThreads, K>(x, y, N, ld_x, ld_y);
+    cluster_tile_body<1, kThreads, K>(x, y, N, ld_x, ld_y, slice);
 }
 
 template <int kThreads_, int K_>
@@ -152,16 +154,20 @@ void launch_cluster_tile(const SoftmaxPlan& plan, const Launch& l) {
   with_storage(p.dtype, [&](auto type_tag) {
     using T = decltype(type_tag);
     found = with_kernel<T>(plan, [&](auto kernel, std::int64_t capacity) {
-      if (capacity * plan.cluster < p.N)
+      if (plan.slice > capacity || plan.slice < 1 ||
+          plan.slice % (kVecBytes / dtype_bytes(p.dtype)) != 0 || plan.slice * plan.cluster < p.N)
         throw std::invalid_argument("cluster_tile: " + std::to_string(plan.cluster) +
-                                    " tiles of " + std::to_string(capacity) +
-                                    " elements do not cover N = " + std::to_string(p.N));
+                                    " slices of " + std::to_string(plan.slice) +
+                                    " elements (tiles of " + std::to_string(capacity) +
+                                    ") do not cover N = " + std::to_string(p.N) +
+                                    " in whole vectors");
       cudaLaunchAttribute attr[1];
       const cudaLaunchConfig_t cfg = cluster_config(plan, p.M, l.stream, attr);
       const bool vectorized = is_vector_aligned(l.x, p.ld_x, sizeof(T)) &&
                               is_vector_aligned(l.y, p.ld_y, sizeof(T));
       CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, static_cast<const T*>(l.x),
-                                    static_cast<T*>(l.y), p.N, p.ld_x, p.ld_y, vectorized));
+                                    static_cast<T*>(l.y), p.N, p.ld_x, p.ld_y, plan.slice,
+                                    vectorized));
       CUDA_CHECK_LAUNCH();
     });
   });

@@ -44,19 +44,28 @@ std::string shape_words(const Problem& p) {
 
 // ---- warp_rows ---------------------------------------------------------------------------------
 
-SoftmaxPlan warp_rows_plan(const Problem& p, TileShape tile) {
+// The grid: fp32 rows one block per 8 x 32/G rows (on the H200 1.04-1.08x faster than a
+// persistent grid at N = 32 ... 1024), 16-bit rows a persistent grid (there 1.05-1.14x faster
+// than one block per rows): docs/performance.md.
+bool warp_rows_persistent_default(DType t) { return t != DType::f32; }
+
+SoftmaxPlan warp_rows_plan(const Problem& p, TileShape tile, bool persistent) {
   SoftmaxPlan s;
   s.family = SoftmaxFamily::warp_rows;
   s.threads = kWarpRowsThreads;
   s.lanes_per_row = tile.threads_or_lanes;
   s.vecs = tile.vecs;
   s.capacity = static_cast<i64>(tile.threads_or_lanes) * tile.vecs * vec_elems(p.dtype);
-  s.grid = 0;  // persistent: the launcher fills the card (occupancy API) or covers M, if fewer
+  const i64 rows_per_block = static_cast<i64>(kWarpRowsThreads / 32) * (32 / s.lanes_per_row);
+  // 0: persistent, the launcher fills the card (occupancy API) or covers M, if fewer.
+  s.grid = persistent ? 0 : ceil_div(p.M, rows_per_block);
   s.rows_in_flight = 0;
   s.why = fmt::format(
       "{}: warp_rows, {} lane(s) per row x {} 16-byte vector(s) per lane = {} elements in "
-      "registers, {} rows per warp, grid-stride over rows on a grid sized to the card",
-      shape_words(p), s.lanes_per_row, s.vecs, s.capacity, 32 / s.lanes_per_row);
+      "registers, {} rows per warp, {}",
+      shape_words(p), s.lanes_per_row, s.vecs, s.capacity, 32 / s.lanes_per_row,
+      persistent ? "grid-stride over rows on a grid sized to the card"
+                 : fmt::format("one block per {} rows", rows_per_block));
   return s;
 }
 
@@ -93,15 +102,15 @@ SoftmaxPlan cluster_tile_plan(const Problem& p, const DeviceLimits& d, TileShape
   s.threads = tile.threads_or_lanes;
   s.vecs = tile.vecs;
   s.capacity = cap;
-  s.slice = cap;
+  s.slice = round_up(ceil_div(p.N, C), vec_elems(p.dtype));  // equal slices, whole vectors
   s.grid = p.M * C;
   const i64 blocks_per_sm = std::max(1, 2048 / tile.threads_or_lanes);
   s.rows_in_flight = std::max<i64>(1, std::min<i64>(p.M, blocks_per_sm * d.sm_count / C));
   s.why = fmt::format(
       "{}: cluster_tile, a cluster of {} block(s) per row, each holding {} elements in registers "
-      "({} threads x {} 16-byte vectors), (max, sum) exchanged through distributed shared memory; "
-      "x read once",
-      shape_words(p), C, cap, s.threads, s.vecs);
+      "(a tile of {} threads x {} 16-byte vectors), (max, sum) exchanged through distributed "
+      "shared memory; x read once",
+      shape_words(p), C, s.slice, s.threads, s.vecs);
   return s;
 }
 
@@ -237,15 +246,19 @@ std::vector<TileShape> warp_rows_tiles(DType t) {
   if (t == DType::f32)
     return {{1, 2},  {2, 2},  {4, 2}, {2, 4},  {8, 2},  {4, 4},  {2, 8},  {16, 2},
             {8, 4},  {4, 8},  {32, 2}, {16, 4}, {8, 8}, {32, 4}, {16, 8}, {32, 8}};
-  return {{1, 1},  {2, 1},  {4, 1}, {2, 2},  {8, 1},  {4, 2},  {2, 4},  {16, 1},
-          {8, 2},  {4, 4},  {32, 1}, {16, 2}, {8, 4}, {32, 2}, {16, 4}, {32, 4}};
+  // 16-bit: 2 vectors per lane first wherever the capacity allows (on the H200 they beat 1 vector
+  // per lane by 1.24-1.36x at N = 32 ... 256: docs/performance.md).
+  return {{1, 1},  {2, 1},  {2, 2}, {4, 1},  {4, 2},  {8, 1},  {2, 4},  {8, 2},
+          {16, 1}, {4, 4},  {16, 2}, {32, 1}, {8, 4}, {32, 2}, {16, 4}, {32, 4}};
 }
 
 std::vector<TileShape> block_row_tiles(DType t) {
-  // fp32: 16 or 32 elements per thread (4 or 8 vectors). bf16/fp16: 16 elements (2 vectors), and
-  // one 32-element tile for comparison: at 32 elements a 16-bit thread needs ~104 registers.
+  // Listed by capacity, the default of each capacity first. fp32: 16 or 32 elements per thread
+  // (4 or 8 vectors). bf16/fp16: 32 elements (4 vectors) first, 16 (2 vectors) beside them: on
+  // the H200 a 16-bit row of 16384 on 512 x 4 ran 1.54x faster than on 1024 x 2 (more bytes in
+  // flight per thread).
   if (t == DType::f32) return {{128, 4}, {256, 4}, {512, 4}, {512, 8}, {1024, 8}};
-  return {{128, 2}, {256, 2}, {512, 2}, {1024, 2}, {512, 4}};
+  return {{64, 4}, {128, 2}, {128, 4}, {256, 2}, {256, 4}, {512, 2}, {512, 4}, {1024, 2}};
 }
 
 std::vector<TileShape> cluster_tile_tiles(DType t) {
@@ -260,8 +273,14 @@ std::int64_t block_row_max_n(DType t) {
 }
 
 std::int64_t cluster_tile_max_n(DType t) {
+  if (t != DType::f32) return 0;
   const TileShape big = cluster_tile_tiles(t).front();
-  return static_cast<i64>(kMaxClusterSize) * big.threads_or_lanes * big.vecs * vec_elems(t);
+  return static_cast<i64>(kClusterTileDefaultMax) * big.threads_or_lanes * big.vecs * vec_elems(t);
+}
+
+std::int64_t cluster_row_max_n(DType t) {
+  return static_cast<i64>(kClusterRowDefaultMax) * static_cast<i64>(kClusterSliceMax) /
+         dtype_bytes(t);
 }
 
 std::size_t smem_per_sm(const DeviceLimits& d) {
@@ -285,22 +304,17 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
   switch (f) {
     case SoftmaxFamily::warp_rows: {
       // Every tile of the two smallest capacities that hold N (the default first), and the
-      // default tile on a grid of one block per 8 x 32/G rows instead of a persistent one.
+      // default tile on the other kind of grid.
+      const bool persistent = warp_rows_persistent_default(p.dtype);
       i64 first_cap = 0;
       for (TileShape t : warp_rows_tiles(p.dtype)) {
         const i64 cap = static_cast<i64>(t.threads_or_lanes) * t.vecs * V;
         if (cap < p.N || (first_cap > 0 && cap > 2 * first_cap)) continue;
         if (first_cap == 0) first_cap = cap;
-        out.push_back(warp_rows_plan(p, t));
+        out.push_back(warp_rows_plan(p, t, persistent));
       }
-      if (!out.empty()) {
-        SoftmaxPlan one_pass = out.front();
-        const i64 rows_per_block =
-            static_cast<i64>(kWarpRowsThreads / 32) * (32 / one_pass.lanes_per_row);
-        one_pass.grid = ceil_div(p.M, rows_per_block);
-        one_pass.why += "; one block per " + std::to_string(rows_per_block) + " rows (not persistent)";
-        out.push_back(one_pass);
-      }
+      if (!out.empty())
+        out.push_back(warp_rows_plan(p, {out.front().lanes_per_row, out.front().vecs}, !persistent));
       break;
     }
     case SoftmaxFamily::block_row:
@@ -345,16 +359,18 @@ SoftmaxPlan plan_softmax(const Problem& p, const DeviceLimits& d, int max_cluste
   if (p.N <= kWarpRowsMaxN) return first(SoftmaxFamily::warp_rows);
   if (p.N <= block_row_max_n(p.dtype)) return first(SoftmaxFamily::block_row);
 
-  // Longer rows: a cluster of register tiles while 16 of them hold the row; it needs at least a
-  // full wave of blocks (M x C >= SMs), else the rows are split over the whole card.
+  // Longer rows: a cluster of register tiles while 4 of them hold the row (fp32); it needs at
+  // least a full wave of blocks (M x C >= SMs), else the rows are split over the whole card.
   if (max_cluster > 1 && p.N <= cluster_tile_max_n(p.dtype)) {
-    SoftmaxPlan t = cluster_tile_plan(p, d, cluster_tile_tiles(p.dtype).front(), max_cluster);
+    SoftmaxPlan t = cluster_tile_plan(p, d, cluster_tile_tiles(p.dtype).front(),
+                                      std::min(max_cluster, kClusterTileDefaultMax));
     if (t.cluster > 1 && p.M * t.cluster >= d.sm_count) return t;
   }
 
-  // Then rows in shared memory, again a cluster if the card is full of them.
-  SoftmaxPlan c = smallest_cluster(p, d, max_cluster, kClusterSliceTarget);
-  if (c.cluster == 0) c = smallest_cluster(p, d, max_cluster, kClusterSliceMax);
+  // Then rows in shared memory (up to 8 slices), again a cluster if the card is full of them.
+  const int row_max = std::min(max_cluster, kClusterRowDefaultMax);
+  SoftmaxPlan c = smallest_cluster(p, d, row_max, kClusterSliceTarget);
+  if (c.cluster == 0) c = smallest_cluster(p, d, row_max, kClusterSliceMax);
   if (c.cluster > 0 && p.M * c.cluster >= d.sm_count) return c;
 
   SoftmaxPlan s = split_plan(p, d, true);

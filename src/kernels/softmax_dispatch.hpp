@@ -65,8 +65,15 @@ inline constexpr std::int64_t kWarpRowsMaxN = 1024;
 inline constexpr std::int64_t kBlockRowMaxN = 16384;      // every dtype
 inline constexpr std::int64_t kBlockRowMaxNFp32 = 32768;  // fp32
 std::int64_t block_row_max_n(DType t);
-// cluster_tile: up to kMaxClusterSize register tiles per row.
+// The largest clusters the dispatch picks by default (the tuning test times the others: on the
+// H200, fp32, 16-block cluster_tile rows and 16-block cluster_row rows were slower than split_row,
+// and bf16 tiles of 16384 on 1024 threads slower than cluster_row: docs/performance.md).
+inline constexpr int kClusterTileDefaultMax = 4;  // fp32 only
+inline constexpr int kClusterRowDefaultMax = 8;
+// The longest row cluster_tile runs by default: 4 x 32768 fp32; 0 for 16-bit (never by default).
 std::int64_t cluster_tile_max_n(DType t);
+// The longest row cluster_row runs by default: 8 slices of kClusterSliceMax.
+std::int64_t cluster_row_max_n(DType t);
 
 // The instantiated tiles (the kernel files instantiate exactly these lists). warp_rows: (lanes per
 // row G, 16-byte vectors per lane K); block_row: (threads, K). Capacity in elements =

@@ -59,7 +59,10 @@ void check_invariants(const SoftmaxPlan& s, const Problem& p, const DeviceLimits
       CHECK(s.cluster <= kMaxClusterSize);
       CHECK((s.cluster & (s.cluster - 1)) == 0);
       CHECK(s.capacity == std::int64_t{s.threads} * s.vecs * V);
-      CHECK(s.slice == s.capacity);
+      CHECK(s.slice <= s.capacity);
+      CHECK(s.slice % V == 0);
+      CHECK(s.slice * s.cluster >= p.N);
+      CHECK(s.slice * (s.cluster - 1) < p.N);  // no empty block
       CHECK(s.capacity * s.cluster >= p.N);
       CHECK(s.capacity * (s.cluster / 2) < p.N);  // the fewest tiles (a power of two) that hold N
       CHECK(s.grid == p.M * s.cluster);
@@ -133,39 +136,44 @@ TEST_CASE("dispatch: each family takes the rows it is built for, edge N - 1 / N 
     CHECK(plan_softmax(dense(M, block_max - 1, t), kH200).family == SoftmaxFamily::block_row);
     CHECK(plan_softmax(dense(M, block_max, t), kH200).family == SoftmaxFamily::block_row);
     const SoftmaxPlan past_block = plan_softmax(dense(M, block_max + 1, t), kH200);
-    CHECK(past_block.family == SoftmaxFamily::cluster_tile);
-    CHECK(past_block.cluster == (t == DType::f32 ? 2 : 2));
-
-    // The longest row 16 register tiles hold, and one past it: shared-memory slices (cluster_row)
-    // where they hold more (16-bit), else the row is split over the card.
-    const std::int64_t tile_max_n = cluster_tile_max_n(t);
-    const SoftmaxPlan at_tiles = plan_softmax(dense(M, tile_max_n, t), kH200);
-    CHECK(at_tiles.family == SoftmaxFamily::cluster_tile);
-    CHECK(at_tiles.cluster == kMaxClusterSize);
-    const std::int64_t cluster_max_n =
-        kMaxClusterSize * static_cast<std::int64_t>(kClusterSliceMax) / dtype_bytes(t);
-    const SoftmaxPlan past_tiles = plan_softmax(dense(M, tile_max_n + 1, t), kH200);
-    if (cluster_max_n > tile_max_n) {
-      CHECK(past_tiles.family == SoftmaxFamily::cluster_row);
-      const SoftmaxPlan at = plan_softmax(dense(M, cluster_max_n, t), kH200);
-      CHECK(at.family == SoftmaxFamily::cluster_row);
-      CHECK(at.cluster == kMaxClusterSize);
-      CHECK(plan_softmax(dense(M, cluster_max_n + 1, t), kH200).family == SoftmaxFamily::split_row);
+    if (t == DType::f32) {
+      // fp32: register tiles across a cluster (up to 4 x 32768), then shared-memory slices.
+      CHECK(past_block.family == SoftmaxFamily::cluster_tile);
+      CHECK(past_block.cluster == 2);
+      const SoftmaxPlan at_tiles = plan_softmax(dense(M, cluster_tile_max_n(t), t), kH200);
+      CHECK(at_tiles.family == SoftmaxFamily::cluster_tile);
+      CHECK(at_tiles.cluster == kClusterTileDefaultMax);
+      CHECK(plan_softmax(dense(M, cluster_tile_max_n(t) + 1, t), kH200).family ==
+            SoftmaxFamily::cluster_row);
     } else {
-      CHECK(past_tiles.family == SoftmaxFamily::split_row);
+      // 16-bit: shared-memory slices from the first row too long for a block's registers.
+      CHECK(cluster_tile_max_n(t) == 0);
+      CHECK(past_block.family == SoftmaxFamily::cluster_row);
+      CHECK(past_block.cluster == 1);
     }
+    // The longest row 8 shared-memory slices hold, and one past it: split over the card.
+    const std::int64_t cluster_max_n = cluster_row_max_n(t);
+    CHECK(cluster_max_n == kClusterRowDefaultMax * static_cast<std::int64_t>(kClusterSliceMax) /
+                               dtype_bytes(t));
+    const SoftmaxPlan at = plan_softmax(dense(M, cluster_max_n, t), kH200);
+    CHECK(at.family == SoftmaxFamily::cluster_row);
+    CHECK(at.cluster == kClusterRowDefaultMax);
+    CHECK(plan_softmax(dense(M, cluster_max_n - 1, t), kH200).family == SoftmaxFamily::cluster_row);
+    CHECK(plan_softmax(dense(M, cluster_max_n + 1, t), kH200).family == SoftmaxFamily::split_row);
 
     // Rows per wave: a cluster needs M x C >= SMs, else the rows are split over the whole card.
     const std::int64_t n = 256 * 1024 / dtype_bytes(t);  // 256 KB rows
     const SoftmaxPlan wide = plan_softmax(dense(1024, n, t), kH200);
-    REQUIRE(wide.family == SoftmaxFamily::cluster_tile);
-    const int C = t == DType::f32 ? 2 : 8;  // 32768 fp32 or 16384 16-bit elements per block
+    // fp32: 2 register tiles of 32768; 16-bit: 4 shared-memory slices of 64 KB.
+    const SoftmaxFamily f = t == DType::f32 ? SoftmaxFamily::cluster_tile : SoftmaxFamily::cluster_row;
+    REQUIRE(wide.family == f);
+    const int C = t == DType::f32 ? 2 : 4;
     REQUIRE(wide.cluster == C);
     const std::int64_t m_min = (kH200.sm_count + C - 1) / C;
-    CHECK(plan_softmax(dense(m_min, n, t), kH200).family == SoftmaxFamily::cluster_tile);
+    CHECK(plan_softmax(dense(m_min, n, t), kH200).family == f);
     // One row fewer: shared-memory slices if their clusters fill the card, else split.
     const SoftmaxPlan fewer = plan_softmax(dense(m_min - 1, n, t), kH200);
-    CHECK(fewer.family != SoftmaxFamily::cluster_tile);
+    CHECK(!(fewer.family == f && fewer.cluster == C));
     if (fewer.family == SoftmaxFamily::cluster_row) CHECK((m_min - 1) * fewer.cluster >= kH200.sm_count);
   }
 }
@@ -204,10 +212,17 @@ TEST_CASE("dispatch: cluster tiles are the fewest that hold the row", "[dispatch
   CHECK(plan_softmax(dense(M, 32769, DType::f32), kH200).cluster == 2);
   CHECK(plan_softmax(dense(M, 65536, DType::f32), kH200).cluster == 2);
   CHECK(plan_softmax(dense(M, 65537, DType::f32), kH200).cluster == 4);
-  CHECK(plan_softmax(dense(M, 1 << 18, DType::f32), kH200).cluster == 8);
-  CHECK(plan_softmax(dense(M, 1 << 19, DType::f32), kH200).cluster == 16);
-  // bf16 tiles of 16384: 32768 -> 2 blocks.
-  CHECK(plan_softmax(dense(M, 32768, DType::bf16), kH200).cluster == 2);
+  // Equal slices: N = 100000 on 4 blocks of 25000, not 3 x 32768 and a rest.
+  const SoftmaxPlan even = plan_softmax(dense(M, 100000, DType::f32), kH200);
+  CHECK(even.family == SoftmaxFamily::cluster_tile);
+  CHECK(even.slice == 25000);
+  // Past 4 tiles, shared-memory slices (8 x 64 KB = 512 KB) while they hold the row, then split.
+  CHECK(plan_softmax(dense(M, 1 << 17, DType::f32) , kH200).family == SoftmaxFamily::cluster_tile);
+  CHECK(plan_softmax(dense(M, (1 << 17) + 4, DType::f32), kH200).family == SoftmaxFamily::cluster_row);
+  CHECK(plan_softmax(dense(M, 1 << 18, DType::f32), kH200).family == SoftmaxFamily::split_row);
+  // The other tiles are candidates: 16 tiles of 32768 (fp32), 16-bit tiles of 16384.
+  CHECK(family_plans(SoftmaxFamily::cluster_tile, dense(M, 1 << 19, DType::f32), kH200).front().cluster == 16);
+  CHECK(family_plans(SoftmaxFamily::cluster_tile, dense(M, 32768, DType::bf16), kH200).front().cluster == 2);
   // Without clusters (max_cluster = 1) a row longer than a block's tile goes to one block's
   // shared memory while it fits (cluster_row, C = 1), else it is split.
   CHECK(plan_softmax(dense(M, 1 << 18, DType::f32), kH200, 1).family == SoftmaxFamily::split_row);
@@ -217,16 +232,13 @@ TEST_CASE("dispatch: cluster tiles are the fewest that hold the row", "[dispatch
 }
 
 TEST_CASE("dispatch: cluster slices prefer 64 KB, never exceed shared memory", "[dispatch]") {
-  // cluster_row is the default past cluster_tile's 16 tiles (16-bit rows of 512 KB .. 1.75 MB).
   const std::int64_t M = 4096;
-  // bf16: 768 KB rows -> 16 blocks of 48 KB; 1.5 MB -> 16 of 96 KB.
-  const SoftmaxPlan mid = plan_softmax(dense(M, 3 << 17, DType::bf16), kH200);
-  CHECK(mid.family == SoftmaxFamily::cluster_row);
-  CHECK(mid.cluster == 16);
-  CHECK(mid.smem_bytes == 48u * 1024u);
-  const SoftmaxPlan big = plan_softmax(dense(M, 3 << 18, DType::bf16), kH200);
+  // bf16: 64 KB rows -> 1 block; 256 KB -> 4 of 64 KB; 768 KB -> 8 of 96 KB.
+  CHECK(plan_softmax(dense(M, 32768, DType::bf16), kH200).cluster == 1);
+  CHECK(plan_softmax(dense(M, 131072, DType::bf16), kH200).cluster == 4);
+  const SoftmaxPlan big = plan_softmax(dense(M, 3 << 17, DType::bf16), kH200);
   CHECK(big.family == SoftmaxFamily::cluster_row);
-  CHECK(big.cluster == 16);
+  CHECK(big.cluster == 8);
   CHECK(big.smem_bytes == 96u * 1024u);
   // Every cluster_row candidate fits shared memory (check_invariants), 64 KB preferred among them.
   const auto plans = family_plans(SoftmaxFamily::cluster_row, dense(M, 65536, DType::f32), kH200);

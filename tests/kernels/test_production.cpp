@@ -136,19 +136,18 @@ TEST_CASE("production softmax: each family at the dispatch's edges, fp32 / bf16 
     for (const std::int64_t n : {kWarpRowsMaxN + 1, std::int64_t{2047}, std::int64_t{2048},
                                  std::int64_t{2049}, std::int64_t{8193}, block_max - 1, block_max})
       shapes.push_back(dense(40, n, t));
-    // cluster_tile: its first N, the longest row 16 register tiles hold, and one past it
-    // (cluster_row for 16-bit rows, split for fp32); cluster_row's longest row and one past it.
+    // cluster_tile (fp32): its first N, its longest default row and one past it (cluster_row);
+    // cluster_row: its first N (16-bit), its longest default row and one past it (split).
     const std::int64_t m16 = (d.sm_count + kMaxClusterSize - 1) / kMaxClusterSize;
-    const std::int64_t tile_max_n = cluster_tile_max_n(t);
+    const std::int64_t m8 = (d.sm_count + kClusterRowDefaultMax - 1) / kClusterRowDefaultMax;
     shapes.push_back(dense(200, block_max + 1, t));
-    shapes.push_back(dense(m16, tile_max_n, t));
-    shapes.push_back(dense(m16, tile_max_n + 1, t));
-    const std::int64_t cluster_max_n =
-        kMaxClusterSize * static_cast<std::int64_t>(kClusterSliceMax) / dtype_bytes(t);
-    if (cluster_max_n > tile_max_n) {
-      shapes.push_back(dense(m16, cluster_max_n, t));
-      shapes.push_back(dense(m16, cluster_max_n + 1, t));
+    if (const std::int64_t tile_max_n = cluster_tile_max_n(t); tile_max_n > 0) {
+      shapes.push_back(dense(m16 * 4, tile_max_n, t));
+      shapes.push_back(dense(m16 * 4, tile_max_n + 1, t));
     }
+    const std::int64_t cluster_max_n = cluster_row_max_n(t);
+    shapes.push_back(dense(m8, cluster_max_n, t));
+    shapes.push_back(dense(m8, cluster_max_n + 1, t));
     // Rows per wave: 256 KB rows take a cluster of C only with M x C >= SMs.
     const std::int64_t n256k = 256 * 1024 / dtype_bytes(t);
     const std::int64_t C = plan_softmax(dense(1024, n256k, t), d).cluster;
@@ -164,9 +163,8 @@ TEST_CASE("production softmax: each family at the dispatch's edges, fp32 / bf16 
       check_case(p, p.M >= 8 ? InputKind::mixed : InputKind::outliers, next_seed());
     }
     INFO("dtype " << to_string(t));
-    // Every family was exercised (fp32 rows never reach cluster_row by default: 16 register
-    // tiles hold more than 16 shared-memory slices).
-    CHECK(hit.size() == (t == DType::f32 ? 4u : 5u));
+    // Every family the dispatch picks for this dtype was exercised (cluster_tile: fp32 only).
+    CHECK(hit.size() == (t == DType::f32 ? 5u : 4u));
   }
 }
 
