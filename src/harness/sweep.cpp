@@ -446,11 +446,6 @@ void run_record(const KernelInfo& k, std::optional<ShapeData>& shape, const Prob
     r.reason = *why;
     return;
   }
-  if (p.dtype != DType::f32) {
-    r.status = "skipped";
-    r.reason = "the harness generates and verifies fp32 data only so far (bf16/fp16 are reserved)";
-    return;
-  }
   const std::size_t need = record_bytes(k, p, shape.has_value());
   const std::size_t free_b = free_device_bytes();
   if (need + kMemoryMarginBytes > free_b) {

@@ -7,7 +7,7 @@
 // 600-800 ns: an assumption here, not a measurement), and Little's law wants bandwidth x latency,
 // ~3-4 MB, in flight across the card: ~25 KB per SM. So:
 //   - 16-byte accesses (LDG.E.128 / STG.E.128): a quarter of the load/store instructions;
-//   - each thread issues kCopyLoads = 4 independent 16-byte loads before its first store:
+//   - each thread issues 4 independent 16-byte loads before its first store:
 //     2048 threads x 64 B = 128 KB in flight per SM, several times the ~25 KB needed;
 //   - one block per contiguous 16 KB chunk (256 threads x 4 loads), not a grid-stride loop, and a
 //     block barrier between the block's loads and its stores: the pattern block_row reads and
@@ -29,6 +29,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "kernels/ceilings.hpp"
 #include "kernels/cuda_check.hpp"
@@ -38,40 +39,70 @@
 namespace smr {
 namespace {
 
-inline constexpr int kCopyThreads = 256;
-inline constexpr int kCopyLoads = 4;  // independent loads per thread before its stores
+// The copy kernel's shape (ceilings::CopyVariant): block size, loads per thread, the order of a
+// block's accesses and the cache hints. The ceiling runs CopyVariant{}; the GPU test times the
+// others beside it (docs/performance.md records what they gave).
+using ceilings::CopyVariant;
+
+// A 16-byte load with the variant's hint: ld.global.nc (the read-only path, no hint), the same
+// with L2::256B (the L2 fetches whole 256-byte blocks from DRAM, twice the 128-byte line), or
+// ld.global.cs (streaming: evict first).
+template <int kHint>
+__device__ __forceinline__ uint4 load_word(const uint4* p) {
+  if constexpr (kHint == 1) {
+    uint4 v;
+    asm volatile("ld.global.nc.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p));
+    return v;
+  } else if constexpr (kHint == 2) {
+    return __ldcs(p);
+  } else {
+    return __ldg(p);
+  }
+}
+template <int kHint, class Word>
+__device__ __forceinline__ Word load_word(const Word* p) {
+  return __ldg(p);  // 4-byte and 1-byte words (misaligned copies): no hints
+}
+template <bool kStreaming, class Word>
+__device__ __forceinline__ void store_word(Word* p, Word v) {
+  if constexpr (kStreaming && sizeof(Word) == 16)
+    __stcs(reinterpret_cast<uint4*>(p), reinterpret_cast<const uint4&>(v));
+  else
+    *p = v;
+}
 
 // Copies `words` Words starting at byte `head` of src/dst (where both are Word-aligned), and the
 // `head` bytes before and `tail` bytes after them one byte at a time (first block only).
 //
-// Block b owns one contiguous chunk of kCopyThreads x kCopyLoads words (16 KB of uint4): thread t
-// loads words base + t, base + t + 256, ... (each load instruction of a warp reads 512
-// consecutive bytes), all kCopyLoads before its first store, and the grid has one block per chunk
-// -- the access pattern of block_row, which reached 99% of cudaMemcpyAsync on the H200. kPhased
-// adds block_row's other habit, a block barrier between the loads and the stores (block_row
-// reduces there): the block's reads and then its writes, not a mix of both. (The first
-// version was persistent and grid-stride: a thread's four loads lay a whole grid's stride apart,
-// four distant DRAM pages per thread, and it reached 92.5%: docs/performance.md.)
-template <class Word, bool kPhased>
-__global__ void __launch_bounds__(kCopyThreads)
+// Block b owns one contiguous chunk of kThreads x kLoads words (16 KB of uint4 by default):
+// thread t loads words base + t, base + t + kThreads, ... (each load instruction of a warp reads
+// 512 consecutive bytes), all kLoads before its first store, and the grid has one block per chunk
+// -- the access pattern of block_row. kPhased adds block_row's other habit, a block barrier
+// between the loads and the stores (block_row reduces there): the block's reads, then its writes.
+// (The first version was persistent and grid-stride: a thread's four loads lay a whole grid's
+// stride apart, and it reached 92.5% of cudaMemcpyAsync: docs/performance.md.)
+template <class Word, int kThreads, int kLoads, bool kPhased, int kHint, bool kStreaming>
+__global__ void __launch_bounds__(kThreads)
     copy_kernel(const unsigned char* __restrict__ src, unsigned char* __restrict__ dst,
                 std::size_t head, std::size_t words, std::size_t tail) {
-  constexpr std::size_t kChunk = static_cast<std::size_t>(kCopyThreads) * kCopyLoads;
+  constexpr std::size_t kChunk = static_cast<std::size_t>(kThreads) * kLoads;
   const Word* __restrict__ s = reinterpret_cast<const Word*>(src + head);
   Word* __restrict__ d = reinterpret_cast<Word*>(dst + head);
   const std::size_t i = static_cast<std::size_t>(blockIdx.x) * kChunk + threadIdx.x;
   const bool whole = (static_cast<std::size_t>(blockIdx.x) + 1) * kChunk <= words;
   if (whole) {  // a whole chunk: every block but the last
-    Word w[kCopyLoads];
+    Word w[kLoads];
 #pragma unroll
-    for (int u = 0; u < kCopyLoads; ++u) w[u] = __ldg(s + i + u * kCopyThreads);  // loads first...
+    for (int u = 0; u < kLoads; ++u) w[u] = load_word<kHint>(s + i + u * kThreads);  // loads...
     if constexpr (kPhased) __syncthreads();  // (a uniform branch: every block but the last)
 #pragma unroll
-    for (int u = 0; u < kCopyLoads; ++u) d[i + u * kCopyThreads] = w[u];  // ...then the stores
+    for (int u = 0; u < kLoads; ++u) store_word<kStreaming>(d + i + u * kThreads, w[u]);  // stores
   } else {
 #pragma unroll
-    for (int u = 0; u < kCopyLoads; ++u)
-      if (i + u * kCopyThreads < words) d[i + u * kCopyThreads] = s[i + u * kCopyThreads];
+    for (int u = 0; u < kLoads; ++u)
+      if (i + u * kThreads < words) d[i + u * kThreads] = s[i + u * kThreads];
   }
   if (blockIdx.x == 0) {
     const std::size_t t = threadIdx.x;
@@ -84,11 +115,12 @@ __global__ void __launch_bounds__(kCopyThreads)
   }
 }
 
-template <class Word>
+template <class Word, int kThreads, int kLoads, bool kPhased, int kHint, bool kStreaming>
 void launch_copy(const unsigned char* src, unsigned char* dst, std::size_t bytes,
-                 cudaStream_t stream, ceilings::CopyOrder order) {
+                 cudaStream_t stream) {
+  static_assert(kThreads >= 16, "the first block copies the < 16-byte head and tail");
   constexpr std::size_t kWord = sizeof(Word);
-  constexpr std::size_t kChunk = static_cast<std::size_t>(kCopyThreads) * kCopyLoads;
+  constexpr std::size_t kChunk = static_cast<std::size_t>(kThreads) * kLoads;
   const std::size_t misalignment = reinterpret_cast<std::uintptr_t>(dst) % kWord;
   std::size_t head = (kWord - misalignment) % kWord;
   if (head > bytes) head = bytes;
@@ -99,13 +131,31 @@ void launch_copy(const unsigned char* src, unsigned char* dst, std::size_t bytes
     throw std::invalid_argument("copy ceiling: " + std::to_string(bytes) +
                                 " bytes need more blocks than a grid holds");
   const std::size_t blocks = chunks < 1 ? 1 : chunks;
-  if (order == ceilings::CopyOrder::phased)
-    copy_kernel<Word, true>
-        <<<static_cast<unsigned>(blocks), kCopyThreads, 0, stream>>>(src, dst, head, words, tail);
-  else
-    copy_kernel<Word, false>
-        <<<static_cast<unsigned>(blocks), kCopyThreads, 0, stream>>>(src, dst, head, words, tail);
+  copy_kernel<Word, kThreads, kLoads, kPhased, kHint, kStreaming>
+      <<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(src, dst, head, words, tail);
   CUDA_CHECK_LAUNCH();
+}
+
+template <int kThreads, int kLoads, bool kPhased, int kHint, bool kStreaming>
+void copy_with(const unsigned char* s, unsigned char* d, std::size_t bytes, cudaStream_t stream) {
+  const std::uintptr_t offset =
+      reinterpret_cast<std::uintptr_t>(s) - reinterpret_cast<std::uintptr_t>(d);
+  if (offset % 16 == 0)
+    launch_copy<uint4, kThreads, kLoads, kPhased, kHint, kStreaming>(s, d, bytes, stream);
+  else if (offset % 4 == 0)
+    launch_copy<std::uint32_t, kThreads, kLoads, kPhased, 0, false>(s, d, bytes, stream);
+  else
+    launch_copy<unsigned char, kThreads, kLoads, kPhased, 0, false>(s, d, bytes, stream);
+}
+
+template <int kThreads, int kLoads, bool kPhased, int kHint, bool kStreaming>
+bool try_variant(const CopyVariant& v, const unsigned char* s, unsigned char* d,
+                 std::size_t bytes, cudaStream_t stream) {
+  if (v.threads != kThreads || v.loads != kLoads || v.phased != kPhased ||
+      static_cast<int>(v.load_hint) != kHint || v.streaming_stores != kStreaming)
+    return false;
+  copy_with<kThreads, kLoads, kPhased, kHint, kStreaming>(s, d, bytes, stream);
+  return true;
 }
 
 inline constexpr int kFmaThreads = 256;
@@ -163,19 +213,42 @@ std::optional<std::string> fma_unsupported(const Problem& p, const DeviceLimits&
 
 namespace ceilings {
 
+std::vector<CopyVariant> copy_variants() {
+  using H = CopyVariant::Hint;
+  return {
+      CopyVariant{},                                    // the ceiling's: 256 x 4, phased
+      CopyVariant{256, 4, false, H::none, false},       // without the block barrier
+      CopyVariant{256, 8, true, H::none, false},        // 32 KB per block
+      CopyVariant{512, 4, true, H::none, false},        // 512 threads
+      CopyVariant{256, 4, true, H::none, true},         // streaming stores (st.global.cs)
+      CopyVariant{256, 4, true, H::l2_256b, false},     // L2::256B fetches
+      CopyVariant{256, 8, true, H::l2_256b, true},      // both, 32 KB per block
+      CopyVariant{256, 4, true, H::evict_first, true},  // ld.global.cs + st.global.cs
+  };
+}
+
+std::string to_string(const CopyVariant& v) {
+  const char* hint = v.load_hint == CopyVariant::Hint::l2_256b       ? " L2::256B"
+                     : v.load_hint == CopyVariant::Hint::evict_first ? " ld.cs"
+                                                                     : "";
+  return std::to_string(v.threads) + " x " + std::to_string(v.loads) +
+         (v.phased ? " phased" : " interleaved") + hint + (v.streaming_stores ? " st.cs" : "");
+}
+
 void copy_bytes(const void* src, void* dst, std::size_t bytes, cudaStream_t stream,
-                CopyOrder order) {
+                const CopyVariant& v) {
   if (bytes == 0) return;
   const auto* s = static_cast<const unsigned char*>(src);
   auto* d = static_cast<unsigned char*>(dst);
-  const std::uintptr_t offset =
-      reinterpret_cast<std::uintptr_t>(s) - reinterpret_cast<std::uintptr_t>(d);
-  if (offset % 16 == 0)
-    launch_copy<uint4>(s, d, bytes, stream, order);
-  else if (offset % 4 == 0)
-    launch_copy<std::uint32_t>(s, d, bytes, stream, order);
-  else
-    launch_copy<unsigned char>(s, d, bytes, stream, order);
+  const bool ran = try_variant<256, 4, true, 0, false>(v, s, d, bytes, stream) ||
+                   try_variant<256, 4, false, 0, false>(v, s, d, bytes, stream) ||
+                   try_variant<256, 8, true, 0, false>(v, s, d, bytes, stream) ||
+                   try_variant<512, 4, true, 0, false>(v, s, d, bytes, stream) ||
+                   try_variant<256, 4, true, 0, true>(v, s, d, bytes, stream) ||
+                   try_variant<256, 4, true, 1, false>(v, s, d, bytes, stream) ||
+                   try_variant<256, 8, true, 1, true>(v, s, d, bytes, stream) ||
+                   try_variant<256, 4, true, 2, true>(v, s, d, bytes, stream);
+  if (!ran) throw std::invalid_argument("copy ceiling: variant " + to_string(v) + " is not built");
 }
 
 double launch_fma(float* y, const Problem& p, cudaStream_t stream) {

@@ -4,6 +4,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include <cuda_runtime_api.h>
 
@@ -15,14 +17,23 @@ namespace smr::ceilings {
 // with the copy-ceiling kernel: 16-byte accesses when src and dst have the same alignment modulo
 // 16, 4-byte or 1-byte accesses otherwise; any size, any alignment. Throws smr::CudaError.
 //
-// Two orders of a block's accesses, both kept so the GPU test can time them side by side:
-// `phased` (the ceiling's): every thread of the block loads its 4 words, a block barrier, then the
-// stores -- the block's reads and writes reach DRAM as two bursts, as in block_row, whose reads
-// and writes of a 16 KB row reached 4205 GB/s on the H200 where this copy without the barrier
-// reached 3988; `interleaved`: each thread stores as soon as its own loads are back.
-enum class CopyOrder { phased, interleaved };
+// The kernel's shape is a CopyVariant; the default is the ceiling's, the others are built so the
+// GPU test can time them beside it (docs/performance.md): block size, 16-byte loads per thread
+// (all issued before the first store), `phased` (a block barrier between the block's loads and
+// its stores, as block_row has), a load hint (none: ld.global.nc; l2_256b: the L2 fetches 256-byte
+// blocks; evict_first: ld.global.cs) and streaming stores (st.global.cs).
+struct CopyVariant {
+  enum class Hint { none = 0, l2_256b = 1, evict_first = 2 };
+  int threads = 256;
+  int loads = 4;
+  bool phased = true;
+  Hint load_hint = Hint::none;
+  bool streaming_stores = false;
+};
+std::vector<CopyVariant> copy_variants();  // the built ones, the default first
+std::string to_string(const CopyVariant& v);
 void copy_bytes(const void* src, void* dst, std::size_t bytes, cudaStream_t stream,
-                CopyOrder order = CopyOrder::phased);
+                const CopyVariant& v = CopyVariant{});
 
 // The FMA-throughput kernel: one thread per element of the problem, each running kFmaChains
 // independent chains of kFmaIterations dependent FMAs (acc = acc * a + b) and writing the sum of
