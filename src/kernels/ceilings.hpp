@@ -21,7 +21,8 @@ namespace smr::ceilings {
 // GPU test can time them beside it (docs/performance.md): block size, 16-byte loads per thread
 // (all issued before the first store), `phased` (a block barrier between the block's loads and
 // its stores, as block_row has), a load hint (none: ld.global.nc; l2_256b: the L2 fetches 256-byte
-// blocks; evict_first: ld.global.cs) and streaming stores (st.global.cs).
+// blocks; evict_first: ld.global.cs), streaming stores (st.global.cs) and a cap on the resident
+// blocks per SM.
 struct CopyVariant {
   enum class Hint { none = 0, l2_256b = 1, evict_first = 2 };
   int threads = 256;
@@ -29,6 +30,9 @@ struct CopyVariant {
   bool phased = true;
   Hint load_hint = Hint::none;
   bool streaming_stores = false;
+  // Resident blocks per SM, capped by reserving shared memory (0: no cap, 8 blocks of 256 threads
+  // at 32 registers). block_row's 256 x 4 tile, at 50 registers, holds 5 blocks per SM.
+  int blocks_per_sm = 5;
 };
 std::vector<CopyVariant> copy_variants();  // the built ones, the default first
 std::string to_string(const CopyVariant& v);
