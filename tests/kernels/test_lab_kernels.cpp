@@ -176,8 +176,9 @@ TEST_CASE("a small shape set for compute-sanitizer, every kernel", "[gpu][saniti
       {Problem{8, 4097, 4097, 4100, DType::f32}, {1, 1}, InputKind::mixed},
       {dense(2, 32768), {}, InputKind::mixed},
       {dense(2, 70001), {}, InputKind::outliers},
-      // The production softmax's cluster_row family (N > 16384 with enough rows to fill the card
-      // with clusters: C = 2 here), which none of the shapes above reaches.
+      // Added for the production cluster_row family; since fp32 block_row holds 32768 elements
+      // the dispatch runs block_row's 1024 x 8 tile here (the cluster families are not reached
+      // by this case: docs/verification.md).
       {dense(140, 20000), {}, InputKind::mixed},
   };
   for (std::size_t ci = 0; ci < cases.size(); ++ci) {
