@@ -8,9 +8,9 @@
 // smallest that holds N; the tail of a row that is not a whole number of vectors is patched
 // element by element (row_tile.cuh).
 //
-// Tiles: fp32 (128, 4) (256, 4) (512, 4) (512, 8) (1024, 8) -> 2048 .. 32768 elements;
-// bf16/fp16 (64, 4) (128, 4) (256, 4) (512, 4) -> 2048 .. 16384 elements, with (128, 2) ..
-// (1024, 2) beside them for the tuning test. A 16-bit thread holds at most 4 vectors (32
+// Tiles (tile_lists.hpp): fp32 (128, 4) (256, 4) (512, 4) (512, 8) (1024, 8) -> 2048 .. 32768
+// elements; bf16/fp16 (64, 4) (128, 4) (256, 4) (512, 4) -> 2048 .. 16384 elements, with
+// (128, 2) .. (1024, 2) beside them for the tuning test. A 16-bit thread holds at most 4 vectors (32
 // elements) because ptxas keeps the widened fp32 copies of its elements live, and a block must
 // stay within 64 registers per thread.
 //
@@ -60,26 +60,6 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<kThreads>)
     block_row_body<1, kThreads, K>(x, y, N, ld_x, ld_y);
 }
 
-template <int kThreads_, int K_>
-struct BlockTile {
-  static constexpr int kThreads = kThreads_;
-  static constexpr int K = K_;
-};
-template <class... Tiles>
-struct TileList {};
-
-// The instantiated tiles: keep in step with block_row_tiles() in softmax_dispatch.cpp.
-using Fp32Tiles = TileList<BlockTile<128, 4>, BlockTile<256, 4>, BlockTile<512, 4>,
-                           BlockTile<512, 8>, BlockTile<1024, 8>>;
-using Half16Tiles = TileList<BlockTile<64, 4>, BlockTile<128, 2>, BlockTile<128, 4>,
-                             BlockTile<256, 2>, BlockTile<256, 4>, BlockTile<512, 2>,
-                             BlockTile<512, 4>, BlockTile<1024, 2>>;
-
-template <class F, class... Tiles>
-bool with_tile(TileList<Tiles...>, int threads, int k, F&& f) {
-  return ((Tiles::kThreads == threads && Tiles::K == k ? (f(Tiles{}), true) : false) || ...);
-}
-
 }  // namespace
 
 void launch_block_row(const SoftmaxPlan& plan, const Launch& l) {
@@ -90,17 +70,17 @@ void launch_block_row(const SoftmaxPlan& plan, const Launch& l) {
   bool found = false;
   with_storage(p.dtype, [&](auto type_tag) {
     using T = decltype(type_tag);
-    using Tiles = std::conditional_t<sizeof(T) == 4, Fp32Tiles, Half16Tiles>;
+    using Tiles = std::conditional_t<sizeof(T) == 4, BlockRowTilesFp32, BlockRowTiles16>;
     found = with_tile(Tiles{}, plan.threads, plan.vecs, [&](auto tile) {
-      using Tile = decltype(tile);
-      if (static_cast<std::int64_t>(Tile::kThreads) * Tile::K * Vec<T>::kElems < p.N)
-        throw std::invalid_argument("block_row: tile T=" + std::to_string(Tile::kThreads) +
-                                    " K=" + std::to_string(Tile::K) + " holds fewer than N = " +
+      constexpr int kThreads = decltype(tile)::kLanes;
+      constexpr int K = decltype(tile)::kVecs;
+      if (static_cast<std::int64_t>(kThreads) * K * Vec<T>::kElems < p.N)
+        throw std::invalid_argument("block_row: tile T=" + std::to_string(kThreads) +
+                                    " K=" + std::to_string(K) + " holds fewer than N = " +
                                     std::to_string(p.N) + " elements");
       const bool vectorized = is_vector_aligned(l.x, p.ld_x, sizeof(T)) &&
                               is_vector_aligned(l.y, p.ld_y, sizeof(T));
-      block_row_kernel<T, Tile::kThreads, Tile::K>
-          <<<static_cast<unsigned>(p.M), Tile::kThreads, 0, l.stream>>>(
+      block_row_kernel<T, kThreads, K><<<static_cast<unsigned>(p.M), kThreads, 0, l.stream>>>(
               static_cast<const T*>(l.x), static_cast<T*>(l.y), p.N, p.ld_x, p.ld_y, vectorized);
       CUDA_CHECK_LAUNCH();
     });

@@ -7,11 +7,14 @@
 // 600-800 ns: an assumption here, not a measurement), and Little's law wants bandwidth x latency,
 // ~3-4 MB, in flight across the card: ~25 KB per SM. So:
 //   - 16-byte accesses (LDG.E.128 / STG.E.128): a quarter of the load/store instructions;
-//   - each thread issues 4 independent 16-byte loads before its first store:
-//     2048 threads x 64 B = 128 KB in flight per SM, several times the ~25 KB needed;
+//   - each thread issues 4 independent 16-byte loads before its first store;
 //   - one block per contiguous 16 KB chunk (256 threads x 4 loads), not a grid-stride loop, and a
 //     block barrier between the block's loads and its stores: the pattern block_row reads and
-//     writes rows with (copy_kernel below says why).
+//     writes rows with (copy_kernel below says why);
+//   - at most 5 resident blocks per SM (shared memory reserved to cap them), as many as
+//     block_row's 256 x 4 tile gets from its registers: 1280 threads x 64 B = 80 KB in flight per
+//     SM, still ~3x the ~25 KB needed. More blocks were slower, not faster (96.5% of
+//     cudaMemcpyAsync with 8 per SM, 97.8% with 5: docs/performance.md, "Ceilings").
 // Bytes per copied byte: 1 read + 1 written. FLOPs: none.
 // Any size and alignment: the aligned body goes 16 bytes at a time when src and dst have the
 // same alignment modulo 16 (4 bytes at a time when they agree modulo 4, single bytes otherwise);
@@ -23,14 +26,15 @@
 // multiplier and addend are kernel arguments and every chain's result is summed into y, so the
 // compiler can neither fold the chains nor drop them. FLOPs per element: kFmaFlopsPerElement
 // (an FMA counts 2, Nsight Compute's convention); bytes per element: 4 written.
+#include <algorithm>
 #include <climits>
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
-#include <utility>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "kernels/ceilings.hpp"
@@ -118,23 +122,22 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 // Dynamic shared memory that leaves room for only `blocks_per_sm` blocks on an SM (0: none).
+// Worked out, and opted in above 48 KB, once per kernel, device and cap: a launch only looks it up.
 template <class Kernel>
 std::size_t occupancy_smem(Kernel kernel, int blocks_per_sm) {
   if (blocks_per_sm <= 0) return 0;
-  int device = 0, per_sm = 0;
+  int device = 0;
   CUDA_CHECK(cudaGetDevice(&device));
+  static thread_local std::map<std::tuple<const void*, int, int>, std::size_t> cache;
+  const auto key = std::make_tuple(reinterpret_cast<const void*>(kernel), device, blocks_per_sm);
+  if (const auto it = cache.find(key); it != cache.end()) return it->second;
+  int per_sm = 0;
   CUDA_CHECK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
   constexpr int kReservedPerBlock = 1024;  // sm_90 reserves 1 KB of shared memory per block
-  const int smem = per_sm / blocks_per_sm - kReservedPerBlock;
-  if (smem <= 0) return 0;
-  // The largest size opted in so far, per kernel and device (set once, outside any timing).
-  static thread_local std::map<std::pair<const void*, int>, int> allowed;
-  int& done = allowed[{reinterpret_cast<const void*>(kernel), device}];
-  if (smem > 48 * 1024 && smem > done) {
+  const int smem = std::max(0, per_sm / blocks_per_sm - kReservedPerBlock);
+  if (smem > 48 * 1024)
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    done = smem;
-  }
-  return static_cast<std::size_t>(smem);
+  return cache[key] = static_cast<std::size_t>(smem);
 }
 
 template <class Word, int kThreads, int kLoads, bool kPhased, int kHint, bool kStreaming>

@@ -92,23 +92,6 @@ void prepare() {
   (void)done;
 }
 
-template <class T>
-cudaLaunchConfig_t cluster_config(const SoftmaxPlan& plan, const Launch& l,
-                                  cudaLaunchAttribute* attr) {
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(static_cast<unsigned>(l.p.M * plan.cluster));
-  cfg.blockDim = dim3(kSliceThreads);
-  cfg.dynamicSmemBytes = plan.smem_bytes;
-  cfg.stream = l.stream;
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = static_cast<unsigned>(plan.cluster);
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = 1;
-  cfg.attrs = attr;
-  cfg.numAttrs = 1;
-  return cfg;
-}
-
 void check_plan(const SoftmaxPlan& plan, const Problem& p) {
   const bool pow2 = plan.cluster >= 1 && (plan.cluster & (plan.cluster - 1)) == 0;
   if (!pow2 || plan.cluster > kMaxClusterSize)
@@ -136,7 +119,8 @@ void launch_cluster_row(const SoftmaxPlan& plan, const Launch& l) {
     const auto kernel = cluster_row_kernel<T>;
     prepare<T>();
     cudaLaunchAttribute attr[1];
-    const cudaLaunchConfig_t cfg = cluster_config<T>(plan, l, attr);
+    const cudaLaunchConfig_t cfg = cluster_launch_config(
+        p.M * plan.cluster, kSliceThreads, plan.smem_bytes, plan.cluster, l.stream, attr);
     const bool x_vec = is_vector_aligned(l.x, p.ld_x, sizeof(T));
     const bool y_vec = is_vector_aligned(l.y, p.ld_y, sizeof(T));
     CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, static_cast<const T*>(l.x), static_cast<T*>(l.y),
@@ -151,11 +135,9 @@ int cluster_row_active_clusters(const SoftmaxPlan& plan, DType t) {
     using T = decltype(type_tag);
     const auto kernel = cluster_row_kernel<T>;
     prepare<T>();
-    Launch one;
-    one.p = dense(1, plan.slice * plan.cluster, t);
-    cudaLaunchAttribute attr[1];
-    cudaLaunchConfig_t cfg = cluster_config<T>(plan, one, attr);
-    cfg.gridDim = dim3(static_cast<unsigned>(plan.cluster));
+    cudaLaunchAttribute attr[1];  // one cluster's worth of blocks
+    const cudaLaunchConfig_t cfg = cluster_launch_config(plan.cluster, kSliceThreads,
+                                                         plan.smem_bytes, plan.cluster, nullptr, attr);
     // An error here (a cluster the device can never place) counts as none.
     if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg) != cudaSuccess) {
       (void)cudaGetLastError();

@@ -12,7 +12,7 @@
 // TMA, no second pass over shared memory), at the price of a register file per 32768 fp32
 // elements: one 1024-thread block per SM.
 //
-// Tiles (threads, K): fp32 (1024, 8) = 32768 elements and (512, 8) = 16384 per block;
+// Tiles (threads, K; tile_lists.hpp): fp32 (1024, 8) = 32768 elements and (512, 8) = 16384 per block;
 // bf16/fp16 (1024, 2) and (512, 4) = 16384. Rows up to 16 tiles: 524288 fp32, 262144 16-bit.
 //
 // Cost per element: one read and one write (TrafficModel::fused); FLOPs as block_row (fp32 tiles
@@ -85,53 +85,21 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<kThreads>)
     cluster_tile_body<1, kThreads, K>(x, y, N, ld_x, ld_y, slice);
 }
 
-template <int kThreads_, int K_>
-struct ClusterTile {
-  static constexpr int kThreads = kThreads_;
-  static constexpr int K = K_;
-};
-template <class... Tiles>
-struct TileList {};
-
-// The instantiated tiles: keep in step with cluster_tile_tiles() in softmax_dispatch.cpp.
-using Fp32Tiles = TileList<ClusterTile<1024, 8>, ClusterTile<512, 8>>;
-using Half16Tiles = TileList<ClusterTile<1024, 2>, ClusterTile<512, 4>>;
-
-template <class F, class... Tiles>
-bool with_tile(TileList<Tiles...>, int threads, int k, F&& f) {
-  return ((Tiles::kThreads == threads && Tiles::K == k ? (f(Tiles{}), true) : false) || ...);
-}
-
 template <class T, class F>
 bool with_kernel(const SoftmaxPlan& plan, F&& f) {
-  using Tiles = std::conditional_t<sizeof(T) == 4, Fp32Tiles, Half16Tiles>;
+  using Tiles = std::conditional_t<sizeof(T) == 4, ClusterTileTilesFp32, ClusterTileTiles16>;
   return with_tile(Tiles{}, plan.threads, plan.vecs, [&](auto tile) {
-    using Tile = decltype(tile);
-    const auto kernel = cluster_tile_kernel<T, Tile::kThreads, Tile::K>;
+    constexpr int kThreads = decltype(tile)::kLanes;
+    constexpr int K = decltype(tile)::kVecs;
+    const auto kernel = cluster_tile_kernel<T, kThreads, K>;
     // Once per instantiation: clusters of more than 8 blocks need the opt-in.
     static const bool prepared = [&] {
       CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
       return true;
     }();
     (void)prepared;
-    f(kernel, static_cast<std::int64_t>(Tile::kThreads) * Tile::K * Vec<T>::kElems);
+    f(kernel, static_cast<std::int64_t>(kThreads) * K * Vec<T>::kElems);
   });
-}
-
-cudaLaunchConfig_t cluster_config(const SoftmaxPlan& plan, std::int64_t M, cudaStream_t stream,
-                                  cudaLaunchAttribute* attr) {
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(static_cast<unsigned>(M * plan.cluster));
-  cfg.blockDim = dim3(static_cast<unsigned>(plan.threads));
-  cfg.dynamicSmemBytes = 0;
-  cfg.stream = stream;
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = static_cast<unsigned>(plan.cluster);
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = 1;
-  cfg.attrs = attr;
-  cfg.numAttrs = 1;
-  return cfg;
 }
 
 std::string no_tile(const SoftmaxPlan& plan, DType t) {
@@ -162,7 +130,8 @@ void launch_cluster_tile(const SoftmaxPlan& plan, const Launch& l) {
                                     ") do not cover N = " + std::to_string(p.N) +
                                     " in whole vectors");
       cudaLaunchAttribute attr[1];
-      const cudaLaunchConfig_t cfg = cluster_config(plan, p.M, l.stream, attr);
+      const cudaLaunchConfig_t cfg = cluster_launch_config(p.M * plan.cluster, plan.threads, 0,
+                                                           plan.cluster, l.stream, attr);
       const bool vectorized = is_vector_aligned(l.x, p.ld_x, sizeof(T)) &&
                               is_vector_aligned(l.y, p.ld_y, sizeof(T));
       CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, static_cast<const T*>(l.x),
@@ -181,7 +150,8 @@ int cluster_tile_active_clusters(const SoftmaxPlan& plan, DType t) {
     using T = decltype(type_tag);
     found = with_kernel<T>(plan, [&](auto kernel, std::int64_t) {
       cudaLaunchAttribute attr[1];
-      const cudaLaunchConfig_t cfg = cluster_config(plan, 1, nullptr, attr);
+      const cudaLaunchConfig_t cfg =
+          cluster_launch_config(plan.cluster, plan.threads, 0, plan.cluster, nullptr, attr);
       // An error here (a cluster the device can never place) counts as none.
       if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg) != cudaSuccess) {
         (void)cudaGetLastError();

@@ -80,15 +80,7 @@ SoftmaxPlan plan_on_device(const Problem& p) {
   const DeviceCaps caps = current_caps();
   int max_cluster = caps.max_cluster;
   SoftmaxPlan plan = plan_softmax(p, caps.limits, max_cluster);
-  const auto placeable = [&](const SoftmaxPlan& s) {
-    if (s.cluster <= 1) return true;
-    if (s.family == SoftmaxFamily::cluster_row)
-      return prod::cluster_row_active_clusters(s, p.dtype) >= 1;
-    if (s.family == SoftmaxFamily::cluster_tile)
-      return prod::cluster_tile_active_clusters(s, p.dtype) >= 1;
-    return true;
-  };
-  while (!placeable(plan)) {
+  while (!prod::cluster_placeable(plan, p.dtype)) {
     max_cluster = plan.cluster / 2;
     plan = plan_softmax(p, caps.limits, max_cluster);
     plan.why += " (the device could not place a larger cluster)";
@@ -109,6 +101,13 @@ void launch_plan(const SoftmaxPlan& plan, const Launch& l) {
     case SoftmaxFamily::split_row: prod::launch_split_row(plan, l); return;
   }
   throw std::invalid_argument("launch_plan: unknown kernel family");
+}
+
+bool prod::cluster_placeable(const SoftmaxPlan& plan, DType t) {
+  if (plan.cluster <= 1) return true;
+  if (plan.family == SoftmaxFamily::cluster_row) return cluster_row_active_clusters(plan, t) >= 1;
+  if (plan.family == SoftmaxFamily::cluster_tile) return cluster_tile_active_clusters(plan, t) >= 1;
+  return true;
 }
 
 std::int64_t prod::resident_blocks(const void* kernel, int threads, std::size_t smem) {

@@ -87,7 +87,8 @@ SoftmaxPlan block_row_plan(const Problem& p, TileShape tile) {
 
 // ---- cluster_tile ------------------------------------------------------------------------------
 
-// C = the smallest power of two of `tile`s that covers the row (cluster = 0 when 16 do not).
+// C = the smallest power of two of `tile`s that covers the row (cluster = 0 when max_cluster of
+// them do not); the row is then cut into C equal slices.
 SoftmaxPlan cluster_tile_plan(const Problem& p, const DeviceLimits& d, TileShape tile,
                               int max_cluster) {
   SoftmaxPlan s;
@@ -238,34 +239,15 @@ std::string_view to_string(SoftmaxFamily f) {
 }
 
 std::vector<TileShape> warp_rows_tiles(DType t) {
-  // 8 elements per lane (2 vectors of fp32, 1 of bf16/fp16) while lanes are added; at 32 lanes,
-  // more vectors per lane, up to N = 1024. (A 16-bit lane with 8 vectors -- 64 elements, N = 2048
-  // -- needed 194 registers: ptxas keeps the widened fp32 copies live. block_row takes those rows.)
-  // Listed by capacity; a capacity's first tile is the default, the others put the same row on
-  // fewer lanes with more vectors each (warp_rows.cu instantiates exactly this list).
-  if (t == DType::f32)
-    return {{1, 2},  {2, 2},  {4, 2}, {2, 4},  {8, 2},  {4, 4},  {2, 8},  {16, 2},
-            {8, 4},  {4, 8},  {32, 2}, {16, 4}, {8, 8}, {32, 4}, {16, 8}, {32, 8}};
-  // 16-bit: 2 vectors per lane first wherever the capacity allows (on the H200 they beat 1 vector
-  // per lane by 1.24-1.36x at N = 32 ... 256: docs/performance.md).
-  return {{1, 1},  {2, 1},  {2, 2}, {4, 1},  {4, 2},  {8, 1},  {2, 4},  {8, 2},
-          {16, 1}, {4, 4},  {16, 2}, {32, 1}, {8, 4}, {32, 2}, {16, 4}, {32, 4}};
+  return t == DType::f32 ? tile_shapes(WarpRowsTilesFp32{}) : tile_shapes(WarpRowsTiles16{});
 }
 
 std::vector<TileShape> block_row_tiles(DType t) {
-  // Listed by capacity, the default of each capacity first. fp32: 16 or 32 elements per thread
-  // (4 or 8 vectors). bf16/fp16: 32 elements (4 vectors) first, 16 (2 vectors) beside them: on
-  // the H200 a 16-bit row of 16384 on 512 x 4 ran 1.54x faster than on 1024 x 2 (more bytes in
-  // flight per thread).
-  if (t == DType::f32) return {{128, 4}, {256, 4}, {512, 4}, {512, 8}, {1024, 8}};
-  return {{64, 4}, {128, 2}, {128, 4}, {256, 2}, {256, 4}, {512, 2}, {512, 4}, {1024, 2}};
+  return t == DType::f32 ? tile_shapes(BlockRowTilesFp32{}) : tile_shapes(BlockRowTiles16{});
 }
 
 std::vector<TileShape> cluster_tile_tiles(DType t) {
-  // block_row's largest tiles: 32768 (fp32) or 16384 (16-bit) elements per block on 1024 threads,
-  // and 16384 on 512 threads (two blocks per SM, twice the blocks per row).
-  if (t == DType::f32) return {{1024, 8}, {512, 8}};
-  return {{1024, 2}, {512, 4}};
+  return t == DType::f32 ? tile_shapes(ClusterTileTilesFp32{}) : tile_shapes(ClusterTileTiles16{});
 }
 
 std::int64_t block_row_max_n(DType t) {

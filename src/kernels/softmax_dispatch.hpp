@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "kernels/registry.hpp"
+#include "kernels/tile_lists.hpp"
 #include "roofline/model.hpp"
 #include "roofline/problem.hpp"
 
@@ -75,13 +76,10 @@ std::int64_t cluster_tile_max_n(DType t);
 // The longest row cluster_row runs by default: 8 slices of kClusterSliceMax.
 std::int64_t cluster_row_max_n(DType t);
 
-// The instantiated tiles (the kernel files instantiate exactly these lists). warp_rows: (lanes per
-// row G, 16-byte vectors per lane K); block_row: (threads, K). Capacity in elements =
-// G (or threads) x K x (16 / dtype bytes).
-struct TileShape {
-  int threads_or_lanes;
-  int vecs;
-};
+// The instantiated tiles (tile_lists.hpp: the kernel files instantiate the same lists), as
+// TileShapes in the lists' order. warp_rows: (lanes per row G, 16-byte vectors per lane K);
+// block_row, cluster_tile: (threads, K). Capacity in elements = G (or threads) x K x (16 / dtype
+// bytes).
 std::vector<TileShape> warp_rows_tiles(DType t);
 std::vector<TileShape> block_row_tiles(DType t);
 std::vector<TileShape> cluster_tile_tiles(DType t);  // (threads, K) per block, largest first

@@ -2,7 +2,10 @@
 // each is defined in the .cu file of its name). softmax.cu's launch_plan() calls one of these.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+
+#include <cuda_runtime_api.h>
 
 #include "kernels/registry.hpp"
 #include "kernels/softmax_dispatch.hpp"
@@ -20,6 +23,11 @@ void launch_split_row(const SoftmaxPlan& plan, const Launch& l);    // split_row
 int cluster_row_active_clusters(const SoftmaxPlan& plan, DType t);
 int cluster_tile_active_clusters(const SoftmaxPlan& plan, DType t);
 
+// Whether the device can place the plan's cluster at all (either cluster family; true for every
+// other plan and for a cluster of one block). The registry entry never picks a plan that fails
+// this, and the tests skip such candidates for the same reason (softmax.cu).
+bool cluster_placeable(const SoftmaxPlan& plan, DType t);
+
 // Blocks of the split kernel for dtype t with plan.smem_bytes that fit on one SM.
 int split_row_blocks_per_sm(const SoftmaxPlan& plan, DType t);
 
@@ -28,5 +36,24 @@ int split_row_blocks_per_sm(const SoftmaxPlan& plan, DType t);
 std::int64_t resident_blocks(const void* kernel, int threads, std::size_t smem);
 
 inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+// A launch of `blocks` blocks of `threads` threads in 1-D clusters of `cluster` blocks (the
+// cluster kernels: cluster_row.cu, cluster_tile.cu). `attr` is the one attribute it points to.
+inline cudaLaunchConfig_t cluster_launch_config(std::int64_t blocks, int threads, std::size_t smem,
+                                                int cluster, cudaStream_t stream,
+                                                cudaLaunchAttribute* attr) {
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(static_cast<unsigned>(blocks));
+  cfg.blockDim = dim3(static_cast<unsigned>(threads));
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = stream;
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = static_cast<unsigned>(cluster);
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  return cfg;
+}
 
 }  // namespace smr::prod

@@ -12,7 +12,7 @@
 // per lane (fp32 K = 2, bf16/fp16 K = 1), and beside it the same capacity on fewer lanes with
 // more vectors each (more bytes in flight per warp, more registers per thread): the dispatch
 // takes the first tile of the smallest capacity that holds N, and the tuning test times the
-// others. softmax_dispatch.cpp's warp_rows_tiles() lists the same pairs.
+// others. tile_lists.hpp lists them, for this file and the dispatch alike.
 //
 // Cost per element: one read and one write (8 B fp32, 4 B bf16/fp16: TrafficModel::fused);
 // FLOPs: 1 FFMA + 1 MUFU.EX2 per element for the sum, then 1 FMUL for the output (fp32 tiles keep
@@ -71,32 +71,6 @@ __global__ void __launch_bounds__(kWarpRowsThreads)
     warp_rows_body<1, G, K>(x, y, M, N, ld_x, ld_y);
 }
 
-template <int G_, int K_>
-struct WarpTile {
-  static constexpr int G = G_;
-  static constexpr int K = K_;
-};
-template <class... Tiles>
-struct TileList {};
-
-// The instantiated tiles: keep in step with warp_rows_tiles() in softmax_dispatch.cpp.
-using Fp32Tiles =
-    TileList<WarpTile<1, 2>, WarpTile<2, 2>, WarpTile<4, 2>, WarpTile<2, 4>, WarpTile<8, 2>,
-             WarpTile<4, 4>, WarpTile<2, 8>, WarpTile<16, 2>, WarpTile<8, 4>, WarpTile<4, 8>,
-             WarpTile<32, 2>, WarpTile<16, 4>, WarpTile<8, 8>, WarpTile<32, 4>, WarpTile<16, 8>,
-             WarpTile<32, 8>>;
-using Half16Tiles =
-    TileList<WarpTile<1, 1>, WarpTile<2, 1>, WarpTile<4, 1>, WarpTile<2, 2>, WarpTile<8, 1>,
-             WarpTile<4, 2>, WarpTile<2, 4>, WarpTile<16, 1>, WarpTile<8, 2>, WarpTile<4, 4>,
-             WarpTile<32, 1>, WarpTile<16, 2>, WarpTile<8, 4>, WarpTile<32, 2>, WarpTile<16, 4>,
-             WarpTile<32, 4>>;
-
-// Calls f(WarpTile<G, K>{}) for the listed tile equal to (g, k); false when none is.
-template <class F, class... Tiles>
-bool with_tile(TileList<Tiles...>, int g, int k, F&& f) {
-  return ((Tiles::G == g && Tiles::K == k ? (f(Tiles{}), true) : false) || ...);
-}
-
 }  // namespace
 
 void launch_warp_rows(const SoftmaxPlan& plan, const Launch& l) {
@@ -104,16 +78,16 @@ void launch_warp_rows(const SoftmaxPlan& plan, const Launch& l) {
   bool found = false;
   with_storage(p.dtype, [&](auto type_tag) {
     using T = decltype(type_tag);
-    using Tiles = std::conditional_t<sizeof(T) == 4, Fp32Tiles, Half16Tiles>;
+    using Tiles = std::conditional_t<sizeof(T) == 4, WarpRowsTilesFp32, WarpRowsTiles16>;
     found = with_tile(Tiles{}, plan.lanes_per_row, plan.vecs, [&](auto tile) {
-      using Tile = decltype(tile);
-      if (static_cast<std::int64_t>(Tile::G) * Tile::K * Vec<T>::kElems < p.N)
-        throw std::invalid_argument("warp_rows: tile G=" + std::to_string(Tile::G) +
-                                    " K=" + std::to_string(Tile::K) + " holds fewer than N = " +
+      constexpr int G = decltype(tile)::kLanes;
+      constexpr int K = decltype(tile)::kVecs;
+      if (static_cast<std::int64_t>(G) * K * Vec<T>::kElems < p.N)
+        throw std::invalid_argument("warp_rows: tile G=" + std::to_string(G) +
+                                    " K=" + std::to_string(K) + " holds fewer than N = " +
                                     std::to_string(p.N) + " elements");
-      const auto kernel = warp_rows_kernel<T, Tile::G, Tile::K>;
-      constexpr std::int64_t kRowsPerBlock =
-          (kWarpRowsThreads / kWarpSize) * (kWarpSize / Tile::G);
+      const auto kernel = warp_rows_kernel<T, G, K>;
+      constexpr std::int64_t kRowsPerBlock = (kWarpRowsThreads / kWarpSize) * (kWarpSize / G);
       static const std::int64_t resident =
           resident_blocks(reinterpret_cast<const void*>(kernel), kWarpRowsThreads, 0);
       const std::int64_t needed = ceil_div(p.M, kRowsPerBlock);

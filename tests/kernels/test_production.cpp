@@ -43,15 +43,6 @@ using namespace smr;
 
 constexpr DType kDtypes[] = {DType::f32, DType::bf16, DType::f16};
 
-// Whether the device can place the plan's cluster at all (the registry entry never picks one it
-// cannot).
-bool placeable(const SoftmaxPlan& plan, DType t) {
-  if (plan.family == SoftmaxFamily::cluster_row) return prod::cluster_row_active_clusters(plan, t) >= 1;
-  if (plan.family == SoftmaxFamily::cluster_tile)
-    return prod::cluster_tile_active_clusters(plan, t) >= 1;
-  return true;
-}
-
 // Shapes larger than this are verified on a seeded sample of rows.
 constexpr std::int64_t kFullCheckElements = std::int64_t{1} << 22;
 constexpr std::int64_t kSampledRows = 48;
@@ -176,7 +167,7 @@ TEST_CASE("production softmax: every candidate plan of a shape is correct", "[gp
     for (Problem p : shapes) {
       p.dtype = t;
       for (const SoftmaxPlan& plan : candidate_plans(p, d)) {
-        if (!placeable(plan, t)) continue;  // the entry never picks it on this device
+        if (!prod::cluster_placeable(plan, t)) continue;  // the entry never picks it on this device
         check_case(p, InputKind::mixed, next_seed(), plan);
       }
     }
@@ -290,7 +281,7 @@ TEST_CASE("production softmax: time every candidate plan of the default sweep's 
       const std::vector<SoftmaxPlan> plans = candidate_plans(p, d);
       for (std::size_t pi = 0; pi < plans.size(); ++pi) {
         const SoftmaxPlan& plan = plans[pi];
-        if (!placeable(plan, t)) continue;
+        if (!prod::cluster_placeable(plan, t)) continue;
         Launch l;
         l.x = dx.get();
         l.y = dy.get();

@@ -1,0 +1,78 @@
+// The register tiles the production kernels are instantiated for: one list per family and dtype
+// class, shared by the kernels (which instantiate exactly these) and the dispatch (which picks
+// among them), so the two cannot drift apart. Plain C++: no device code here.
+//
+// A tile is (lanes, vectors): the threads that hold one row (warp_rows: G lanes of a warp;
+// block_row and cluster_tile: the block's threads) and the 16-byte vectors each of them holds
+// (K). Its capacity in elements is lanes x K x (16 / dtype bytes). Each list is ordered by
+// capacity, and the first tile of each capacity is the dispatch's default for it; the others
+// are there for the tuning test (tests/kernels/test_production.cpp, "[.tune]"), which times them.
+#pragma once
+
+#include <vector>
+
+namespace smr {
+
+// A tile as the dispatch sees it (softmax_dispatch.hpp).
+struct TileShape {
+  int threads_or_lanes;
+  int vecs;
+};
+
+// A tile as the kernels see it: both numbers at compile time.
+template <int kLanes_, int kVecs_>
+struct RegisterTile {
+  static constexpr int kLanes = kLanes_;
+  static constexpr int kVecs = kVecs_;
+};
+
+template <class... Tiles>
+struct TileList {};
+
+// ---- warp_rows: (G lanes per row, K vectors per lane) -------------------------------------------
+// 8 elements per lane (fp32 K = 2, 16-bit K = 1) while lanes are added, more vectors per lane
+// at G = 32, and beside each capacity the same row on fewer lanes with more vectors each. 16-bit
+// rows take 2 vectors per lane first wherever the capacity allows (on the H200 they beat 1 vector
+// per lane by 1.24-1.36x at N = 32 ... 256: docs/performance.md). A 16-bit lane holds at most 4
+// vectors: at 8 (64 elements) ptxas needed 194 registers and spilled.
+using WarpRowsTilesFp32 =
+    TileList<RegisterTile<1, 2>, RegisterTile<2, 2>, RegisterTile<4, 2>, RegisterTile<2, 4>,
+             RegisterTile<8, 2>, RegisterTile<4, 4>, RegisterTile<2, 8>, RegisterTile<16, 2>,
+             RegisterTile<8, 4>, RegisterTile<4, 8>, RegisterTile<32, 2>, RegisterTile<16, 4>,
+             RegisterTile<8, 8>, RegisterTile<32, 4>, RegisterTile<16, 8>, RegisterTile<32, 8>>;
+using WarpRowsTiles16 =
+    TileList<RegisterTile<1, 1>, RegisterTile<2, 1>, RegisterTile<2, 2>, RegisterTile<4, 1>,
+             RegisterTile<4, 2>, RegisterTile<8, 1>, RegisterTile<2, 4>, RegisterTile<8, 2>,
+             RegisterTile<16, 1>, RegisterTile<4, 4>, RegisterTile<16, 2>, RegisterTile<32, 1>,
+             RegisterTile<8, 4>, RegisterTile<32, 2>, RegisterTile<16, 4>, RegisterTile<32, 4>>;
+
+// ---- block_row: (threads, K vectors per thread) ---------------------------------------------
+// fp32: 16 or 32 elements per thread (4 or 8 vectors). bf16/fp16: 32 elements (4 vectors) first,
+// 16 (2 vectors) beside them: on the H200 a 16-bit row of 16384 on 512 x 4 ran 1.54x faster than
+// on 1024 x 2 (more bytes in flight per thread). Every block stays within 64 registers a thread.
+using BlockRowTilesFp32 = TileList<RegisterTile<128, 4>, RegisterTile<256, 4>, RegisterTile<512, 4>,
+                                   RegisterTile<512, 8>, RegisterTile<1024, 8>>;
+using BlockRowTiles16 =
+    TileList<RegisterTile<64, 4>, RegisterTile<128, 2>, RegisterTile<128, 4>, RegisterTile<256, 2>,
+             RegisterTile<256, 4>, RegisterTile<512, 2>, RegisterTile<512, 4>, RegisterTile<1024, 2>>;
+
+// ---- cluster_tile: (threads, K) per block, largest first ---------------------------------------
+// block_row's largest tiles: 32768 (fp32) or 16384 (16-bit) elements per block on 1024 threads,
+// and 16384 on 512 threads (two blocks per SM, twice the blocks per row).
+using ClusterTileTilesFp32 = TileList<RegisterTile<1024, 8>, RegisterTile<512, 8>>;
+using ClusterTileTiles16 = TileList<RegisterTile<1024, 2>, RegisterTile<512, 4>>;
+
+// The list as the dispatch's TileShapes, in order.
+template <class... Tiles>
+std::vector<TileShape> tile_shapes(TileList<Tiles...>) {
+  return {TileShape{Tiles::kLanes, Tiles::kVecs}...};
+}
+
+// The one switch from a plan's run-time (lanes, vecs) to a compile-time tile: calls
+// f(RegisterTile<lanes, vecs>{}) for the listed tile equal to them; false when none is.
+template <class F, class... Tiles>
+bool with_tile(TileList<Tiles...>, int lanes, int vecs, F&& f) {
+  return ((Tiles::kLanes == lanes && Tiles::kVecs == vecs ? (f(Tiles{}), true) : false) || ...);
+}
+
+}  // namespace smr
