@@ -105,7 +105,10 @@ SoftmaxPlan cluster_tile_plan(const Problem& p, const DeviceLimits& d, TileShape
   s.capacity = cap;
   s.slice = round_up(ceil_div(p.N, C), vec_elems(p.dtype));  // equal slices, whole vectors
   s.grid = p.M * C;
-  const i64 blocks_per_sm = std::max(1, 2048 / tile.threads_or_lanes);
+  // Blocks per SM: the register file, not the 2048-thread limit, bounds them -- 1024 threads at
+  // the tiles' 64 registers fill its 64K registers (cluster_tile.cu's launch bounds).
+  constexpr int kThreadsPerSmAt64Registers = 1024;
+  const i64 blocks_per_sm = std::max(1, kThreadsPerSmAt64Registers / tile.threads_or_lanes);
   s.rows_in_flight = std::max<i64>(1, std::min<i64>(p.M, blocks_per_sm * d.sm_count / C));
   s.why = fmt::format(
       "{}: cluster_tile, a cluster of {} block(s) per row, each holding {} elements in registers "
