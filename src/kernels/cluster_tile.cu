@@ -12,8 +12,11 @@
 // TMA, no second pass over shared memory), at the price of a register file per 32768 fp32
 // elements: one 1024-thread block per SM.
 //
-// Tiles (threads, K; tile_lists.hpp): fp32 (1024, 8) = 32768 elements and (512, 8) = 16384 per block;
-// bf16/fp16 (1024, 2) and (512, 4) = 16384. Rows up to 16 tiles: 524288 fp32, 262144 16-bit.
+// Tiles (threads, K; tile_lists.hpp): fp32 (1024, 8) = 32768 elements and (512, 8) = 16384 per
+// block; bf16/fp16 (1024, 2) and (512, 4) = 16384. Rows up to 16 tiles: 524288 fp32, 262144
+// 16-bit. The dispatch runs it by default for fp32 rows of 2 to 4 tiles only: on the H200 it
+// reached 85% of the copy ceiling at N = 65536 and 82% at 131072, but 8 and 16 tiles were slower
+// than split_row and the 16-bit tiles slower than cluster_row (docs/performance.md).
 //
 // Cost per element: one read and one write (TrafficModel::fused); FLOPs as block_row (fp32 tiles
 // keep their exponentials). Bound: DRAM bandwidth, with 128 KB of loads in flight per SM (one
