@@ -696,6 +696,7 @@ struct CounterSession::Impl {
       r.notes = std::move(a.notes);
       r.ok = true;
       const std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - t0;
+      r.wall_ms = took.count();
       debug("measurement done: {} pass(es), {:.1f} ms", r.passes, took.count());
     } catch (const CuptiError& e) {
       // The profiler's state is unknown after a failed call: no further measurements.

@@ -60,6 +60,7 @@ struct CounterReading {
   std::map<std::string, double> range_values;
   std::map<std::string, double> eviction_values;
   std::vector<std::string> notes;      // caveats found while attributing (see attribute_counters)
+  double wall_ms = 0;                  // this measurement's host wall time, passes and decoding
 };
 
 // ---- Attribution: pure functions, testable without a GPU -----------------------------------

@@ -62,7 +62,7 @@ __global__ void __launch_bounds__(kSliceThreads, 2)
   T* s = reinterpret_cast<T*>(slice_smem);
 
   init_slice_barriers(bars);
-  SliceBarriers sb{bars, {}};
+  SliceBarriers sb{bars};
   const std::int64_t tma_vecs = issue_slice_copy(s, x + row * ld_x + begin, n, x_vec, sb);
   const RowStats mine = block_allreduce<kSliceThreads>(slice_stats(s, n, tma_vecs, sb), MergeOp{});
   if (threadIdx.x == 0) block_stats = mine;

@@ -35,9 +35,12 @@ namespace smr::prod {
 inline constexpr int kSliceChunks = 4;
 using BlockBarrier = cuda::barrier<cuda::thread_scope_block>;
 
+// The chunks' barriers and the phase the block's current slice completes (0 for its first slice,
+// then 1, 0, ...: each slice is one phase of every chunk's barrier). Waiting on a phase's parity
+// instead of an arrival token keeps no token in registers between a copy's issue and its wait.
 struct SliceBarriers {
-  BlockBarrier* bars;                                   // kSliceChunks barriers in shared memory
-  BlockBarrier::arrival_token tokens[kSliceChunks];     // this thread's arrival on each
+  BlockBarrier* bars;   // kSliceChunks barriers in shared memory
+  bool parity = false;  // of the phase the next slice_stats waits for
 };
 
 // Once per block, before any copy: every thread of the block arrives on every chunk's barrier.
@@ -50,15 +53,46 @@ __device__ __forceinline__ void init_slice_barriers(BlockBarrier* bars) {
   __syncthreads();
 }
 
-// Vectors [begin, end) of chunk c when `vecs` vectors are split into kSliceChunks chunks.
+// Vectors [begin, end) of chunk c: chunks of `per` vectors, cut at `vecs`. A kernel that reuses
+// its shared memory for slices of different lengths (split_row) keeps one `per` for all of them,
+// so that chunk c of any slice lies in the same bytes.
 struct VecRange {
   std::int64_t begin, end;
 };
-__device__ __forceinline__ VecRange chunk_range(int c, std::int64_t vecs) {
-  const std::int64_t per = (vecs + kSliceChunks - 1) / kSliceChunks;
+__device__ __forceinline__ VecRange chunk_range(int c, std::int64_t vecs, std::int64_t per) {
   const std::int64_t b = c * per < vecs ? c * per : vecs;
   const std::int64_t e = b + per < vecs ? b + per : vecs;
   return VecRange{b, e};
+}
+__device__ __forceinline__ std::int64_t chunk_vecs(std::int64_t vecs) {
+  return (vecs + kSliceChunks - 1) / kSliceChunks;
+}
+
+// Thread 0 hands chunk r of src to the copy engine (into the same place of s) and arrives on its
+// barrier expecting those bytes; every other thread just arrives. Every thread of the block must
+// call it, once per chunk per slice. Thread 0's proxy fence orders the block's earlier reads of
+// these bytes (a previous slice, after a __syncthreads) before the copy engine's writes.
+template <class T>
+__device__ __forceinline__ void issue_chunk_copy(T* s, const T* src, VecRange r, BlockBarrier& bar) {
+  constexpr int V = Vec<T>::kElems;
+  const auto bytes = static_cast<std::uint32_t>((r.end - r.begin) * kVecBytes);
+  if (threadIdx.x == 0 && bytes > 0) {
+    cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
+    cuda::device::memcpy_async_tx(s + r.begin * V, src + r.begin * V,
+                                  cuda::aligned_size_t<kVecBytes>(bytes), bar);
+    (void)cuda::device::barrier_arrive_tx(bar, 1, bytes);
+  } else {
+    (void)bar.arrive();
+  }
+}
+
+// What the copy engine does not take, s[from, n) (the last partial vector, or the whole slice
+// when the row is not 16-byte aligned), copied by the threads; visible to the block after the
+// next __syncthreads (slice_stats has one).
+template <class T>
+__device__ __forceinline__ void copy_slice_tail(T* s, const T* src, std::int64_t from,
+                                                std::int64_t n) {
+  for (std::int64_t j = from + threadIdx.x; j < n; j += blockDim.x) s[j] = __ldg(src + j);
 }
 
 // Starts copying src[0, n) into s[0, n). Returns the number of whole vectors the copy engine
@@ -69,27 +103,10 @@ __device__ __forceinline__ std::int64_t issue_slice_copy(T* s, const T* src, std
                                                          bool x_vec, SliceBarriers& sb) {
   constexpr int V = Vec<T>::kElems;
   const std::int64_t tma_vecs = x_vec ? n / V : 0;
-  if (threadIdx.x == 0) {
-    // Order the block's earlier reads of this shared memory (a previous slice) before the copy
-    // engine's writes.
-    cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
 #pragma unroll
-    for (int c = 0; c < kSliceChunks; ++c) {
-      const VecRange r = chunk_range(c, tma_vecs);
-      const auto bytes = static_cast<std::uint32_t>((r.end - r.begin) * kVecBytes);
-      if (bytes > 0) {
-        cuda::device::memcpy_async_tx(s + r.begin * V, src + r.begin * V,
-                                      cuda::aligned_size_t<kVecBytes>(bytes), sb.bars[c]);
-        sb.tokens[c] = cuda::device::barrier_arrive_tx(sb.bars[c], 1, bytes);
-      } else {
-        sb.tokens[c] = sb.bars[c].arrive();
-      }
-    }
-  } else {
-#pragma unroll
-    for (int c = 0; c < kSliceChunks; ++c) sb.tokens[c] = sb.bars[c].arrive();
-  }
-  for (std::int64_t j = tma_vecs * V + threadIdx.x; j < n; j += blockDim.x) s[j] = __ldg(src + j);
+  for (int c = 0; c < kSliceChunks; ++c)
+    issue_chunk_copy(s, src, chunk_range(c, tma_vecs, chunk_vecs(tma_vecs)), sb.bars[c]);
+  copy_slice_tail(s, src, tma_vecs * V, n);
   return tma_vecs;
 }
 
@@ -109,19 +126,21 @@ __device__ __forceinline__ RowStats smem_vec_stats(const T* s, std::int64_t begi
   return st;
 }
 
-// This thread's (max, sum) over the whole slice s[0, n): waits for each chunk in turn, then (after
-// a block barrier) takes what the threads copied. Every thread of the block must call it.
+// This thread's (max, sum) over the whole slice s[0, n): waits for each chunk in turn (chunks of
+// `per` vectors), then (after a block barrier) takes what the threads copied. Every thread of the
+// block must call it.
 template <class T>
 __device__ __forceinline__ RowStats slice_stats(const T* s, std::int64_t n, std::int64_t tma_vecs,
-                                                SliceBarriers& sb) {
+                                                std::int64_t per, SliceBarriers& sb) {
   constexpr int V = Vec<T>::kElems;
   RowStats st = empty_stats();
 #pragma unroll
   for (int c = 0; c < kSliceChunks; ++c) {
-    sb.bars[c].wait(static_cast<BlockBarrier::arrival_token&&>(sb.tokens[c]));
-    const VecRange r = chunk_range(c, tma_vecs);
+    sb.bars[c].wait_parity(sb.parity);
+    const VecRange r = chunk_range(c, tma_vecs, per);
     st = smem_vec_stats(s, r.begin, r.end, st);
   }
+  sb.parity = !sb.parity;
   __syncthreads();  // the element-wise copies of every thread are in shared memory
   st = smem_vec_stats(s, tma_vecs, n / V, st);
   for (std::int64_t j = n / V * V + threadIdx.x; j < n; j += blockDim.x) {
@@ -130,15 +149,20 @@ __device__ __forceinline__ RowStats slice_stats(const T* s, std::int64_t n, std:
   }
   return st;
 }
-
-// y = softmax of the slice s[0, n), written to dst[0, n): 16-byte stores when y_vec.
 template <class T>
-__device__ __forceinline__ void write_slice(const T* s, T* dst, std::int64_t n, bool y_vec,
-                                            RowScale r) {
+__device__ __forceinline__ RowStats slice_stats(const T* s, std::int64_t n, std::int64_t tma_vecs,
+                                                SliceBarriers& sb) {
+  return slice_stats(s, n, tma_vecs, chunk_vecs(tma_vecs), sb);
+}
+
+// y = softmax of the slice's vectors [begin, end) (of s, written to dst): 16-byte stores when
+// y_vec.
+template <class T>
+__device__ __forceinline__ void write_slice_vecs(const T* s, T* dst, std::int64_t begin,
+                                                 std::int64_t end, bool y_vec, RowScale r) {
   constexpr int V = Vec<T>::kElems;
   const Vec<T>* sv = reinterpret_cast<const Vec<T>*>(s);
-  const std::int64_t vecs = n / V;
-  for (std::int64_t i = threadIdx.x; i < vecs; i += blockDim.x) {
+  for (std::int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
     const Vec<T> v = sv[i];
     Vec<T> out;
 #pragma unroll
@@ -150,8 +174,22 @@ __device__ __forceinline__ void write_slice(const T* s, T* dst, std::int64_t n, 
       for (int e = 0; e < V; ++e) dst[i * V + e] = out.e[e];
     }
   }
-  for (std::int64_t j = vecs * V + threadIdx.x; j < n; j += blockDim.x)
+}
+
+// y = softmax of the slice's last partial vector, s[n / V * V, n), element by element.
+template <class T>
+__device__ __forceinline__ void write_slice_tail(const T* s, T* dst, std::int64_t n, RowScale r) {
+  constexpr int V = Vec<T>::kElems;
+  for (std::int64_t j = n / V * V + threadIdx.x; j < n; j += blockDim.x)
     dst[j] = from_float<T>(softmax_value(to_float(s[j]), r));
+}
+
+// y = softmax of the slice s[0, n), written to dst[0, n).
+template <class T>
+__device__ __forceinline__ void write_slice(const T* s, T* dst, std::int64_t n, bool y_vec,
+                                            RowScale r) {
+  write_slice_vecs(s, dst, 0, n / Vec<T>::kElems, y_vec, r);
+  write_slice_tail(s, dst, n, r);
 }
 
 // Host side, once per kernel before its first launch: lets `kernel` take all the dynamic shared

@@ -49,21 +49,23 @@ std::string shape_words(const Problem& p) {
 // than one block per rows): docs/performance.md.
 bool warp_rows_persistent_default(DType t) { return t != DType::f32; }
 
-SoftmaxPlan warp_rows_plan(const Problem& p, TileShape tile, bool persistent) {
+SoftmaxPlan warp_rows_plan(const Problem& p, TileShape tile, bool persistent, int rows_per_trip = 1) {
   SoftmaxPlan s;
   s.family = SoftmaxFamily::warp_rows;
   s.threads = kWarpRowsThreads;
   s.lanes_per_row = tile.threads_or_lanes;
   s.vecs = tile.vecs;
+  s.rows_per_trip = rows_per_trip;
   s.capacity = static_cast<i64>(tile.threads_or_lanes) * tile.vecs * vec_elems(p.dtype);
-  const i64 rows_per_block = static_cast<i64>(kWarpRowsThreads / 32) * (32 / s.lanes_per_row);
+  const i64 rows_per_block =
+      static_cast<i64>(kWarpRowsThreads / 32) * (32 / s.lanes_per_row) * rows_per_trip;
   // 0: persistent, the launcher fills the card (occupancy API) or covers M, if fewer.
   s.grid = persistent ? 0 : ceil_div(p.M, rows_per_block);
   s.rows_in_flight = 0;
   s.why = fmt::format(
       "{}: warp_rows, {} lane(s) per row x {} 16-byte vector(s) per lane = {} elements in "
-      "registers, {} rows per warp, {}",
-      shape_words(p), s.lanes_per_row, s.vecs, s.capacity, 32 / s.lanes_per_row,
+      "registers, {} rows per warp per trip, {}",
+      shape_words(p), s.lanes_per_row, s.vecs, s.capacity, 32 / s.lanes_per_row * rows_per_trip,
       persistent ? "grid-stride over rows on a grid sized to the card"
                  : fmt::format("one block per {} rows", rows_per_block));
   return s;
@@ -166,11 +168,26 @@ SoftmaxPlan smallest_cluster(const Problem& p, const DeviceLimits& d, int max_cl
 
 // ---- split_row ---------------------------------------------------------------------------------
 
-SoftmaxPlan split_plan(const Problem& p, const DeviceLimits& d, bool prefetch) {
+// Whether split_row prefetches the next slice into L2 while a row waits for its partials, when
+// the caller does not say: only while the rows of one wave fill at most a third of L2. The
+// prefetched lines must survive until the slice is copied in, with the wave's outputs (write-back,
+// dirty in L2) beside them: on the H200 (session 2's tuning run, gpu-tests/tune.log) the prefetch
+// paid 1.06x at 16 MB waves (N = 16384, 32768, and 2^22 at 1.12x), 0.98-0.95x at 22-28 MB waves
+// (N = 65536 ... 2^21, where the default sweep's counters showed 5.4-6.6 bytes read per element
+// against the 4 of one read) and 0.92x for rows read twice (M = 8, N = 2^24).
+bool split_prefetch_default(const Problem& p, const DeviceLimits& d, i64 rows_in_flight,
+                            bool on_chip) {
+  const double wave = static_cast<double>(rows_in_flight) * static_cast<double>(p.N) *
+                      static_cast<double>(dtype_bytes(p.dtype));
+  return on_chip && wave <= static_cast<double>(d.l2_bytes) / 3.0;
+}
+
+enum class Prefetch { by_rule, on, off };
+
+SoftmaxPlan split_plan(const Problem& p, const DeviceLimits& d, Prefetch prefetch) {
   SoftmaxPlan s;
   s.family = SoftmaxFamily::split_row;
   s.threads = kSliceThreads;
-  s.prefetch = prefetch;
   const i64 b = dtype_bytes(p.dtype);
   const i64 V = vec_elems(p.dtype);
   const i64 grid_max = static_cast<i64>(d.sm_count) * kSplitBlocksPerSm;
@@ -207,24 +224,27 @@ SoftmaxPlan split_plan(const Problem& p, const DeviceLimits& d, bool prefetch) {
   s.workspace_bytes = partials + static_cast<std::size_t>(p.M) * 4;
   const bool on_chip = s.resident == s.slice;
   s.traffic = on_chip ? TrafficModel::fused : TrafficModel::two_read;
+  s.prefetch = prefetch == Prefetch::by_rule ? split_prefetch_default(p, d, R, on_chip)
+                                             : prefetch == Prefetch::on;
   const double reread = on_chip ? 0.0 : 1.0 - static_cast<double>(S * s.resident) /
                                                   static_cast<double>(p.N);
   s.why = fmt::format(
       "{}: split_row, each row over {} blocks of a co-resident grid of {} ({} row(s) at a time), "
-      "{} elements per block{}; (max, sum) partials through global memory{}",
+      "{} elements per block{}; (max, sum) partials through global memory{}{}",
       shape_words(p), S, s.grid, R, slice,
       on_chip ? fmt::format(" held in shared memory ({}): x read once",
                             kib(static_cast<double>(s.smem_bytes)))
               : fmt::format(", the first {} ({}) held in shared memory, the rest ({:.0f}% of the "
                             "row) read twice, the second time in reverse so its tail hits L2",
                             s.resident, kib(static_cast<double>(s.smem_bytes)), 100.0 * reread),
-      prefetch ? ", the next slice prefetched into L2 while a row waits for its partials" : "");
+      s.prefetch ? ", the next slice prefetched into L2 while a row waits for its partials" : "",
+      "; each block copies its next slice in chunk by chunk as it writes this one");
   return s;
 }
 
 bool same_plan(const SoftmaxPlan& a, const SoftmaxPlan& b) {
   return a.family == b.family && a.threads == b.threads && a.lanes_per_row == b.lanes_per_row &&
-         a.vecs == b.vecs && a.cluster == b.cluster && a.slices == b.slices && a.slice == b.slice &&
+         a.vecs == b.vecs && a.rows_per_trip == b.rows_per_trip && a.cluster == b.cluster && a.slices == b.slices && a.slice == b.slice &&
          a.resident == b.resident && a.grid == b.grid && a.prefetch == b.prefetch;
 }
 
@@ -298,8 +318,14 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
         if (first_cap == 0) first_cap = cap;
         out.push_back(warp_rows_plan(p, t, persistent));
       }
-      if (!out.empty())
-        out.push_back(warp_rows_plan(p, {out.front().lanes_per_row, out.front().vecs}, !persistent));
+      if (out.empty()) break;
+      const SoftmaxPlan first = out.front();
+      out.push_back(warp_rows_plan(p, {first.lanes_per_row, first.vecs}, !persistent));
+      // Two rows per trip, for the tiles of the smallest capacity that are built for it.
+      for (TileShape t : warp_rows_tiles(p.dtype))
+        if (static_cast<i64>(t.threads_or_lanes) * t.vecs * V == first_cap &&
+            warp_rows_two_rows_per_trip(t.vecs, static_cast<int>(V)))
+          out.push_back(warp_rows_plan(p, t, persistent, 2));
       break;
     }
     case SoftmaxFamily::block_row:
@@ -322,8 +348,8 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
       break;
     case SoftmaxFamily::split_row:
       if (p.N >= 2 * kMinSplitSlice) {
-        out.push_back(split_plan(p, d, true));
-        out.push_back(split_plan(p, d, false));
+        out.push_back(split_plan(p, d, Prefetch::by_rule));
+        out.push_back(split_plan(p, d, out.back().prefetch ? Prefetch::off : Prefetch::on));
       }
       break;
   }
@@ -358,7 +384,7 @@ SoftmaxPlan plan_softmax(const Problem& p, const DeviceLimits& d, int max_cluste
   if (c.cluster == 0) c = smallest_cluster(p, d, row_max, kClusterSliceMax);
   if (c.cluster > 0 && p.M * c.cluster >= d.sm_count) return c;
 
-  SoftmaxPlan s = split_plan(p, d, true);
+  SoftmaxPlan s = split_plan(p, d, Prefetch::by_rule);
   if (c.cluster > 0)
     s.why += fmt::format(" (a cluster of {} would give only {} blocks for {} SMs)", c.cluster,
                          p.M * c.cluster, d.sm_count);
@@ -384,8 +410,9 @@ std::vector<SoftmaxPlan> candidate_plans(const Problem& p, const DeviceLimits& d
 std::string summary(const SoftmaxPlan& s) {
   switch (s.family) {
     case SoftmaxFamily::warp_rows:
-      return fmt::format("warp_rows G={} K={} cap={}{}", s.lanes_per_row, s.vecs, s.capacity,
-                         s.grid > 0 ? fmt::format(" grid={}", s.grid) : std::string{});
+      return fmt::format("warp_rows G={} K={}{} cap={}{}", s.lanes_per_row, s.vecs,
+                         s.rows_per_trip > 1 ? fmt::format(" R={}", s.rows_per_trip) : std::string{},
+                         s.capacity, s.grid > 0 ? fmt::format(" grid={}", s.grid) : std::string{});
     case SoftmaxFamily::block_row:
       return fmt::format("block_row T={} K={} cap={}", s.threads, s.vecs, s.capacity);
     case SoftmaxFamily::cluster_tile:

@@ -136,39 +136,60 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
   __shared__ BlockBarrier bars[kSliceChunks];
   T* s = reinterpret_cast<T*>(slice_smem);
   init_slice_barriers(bars);
-  SliceBarriers sb{bars, {}};
+  SliceBarriers sb{bars};
 
+  // Item k of this block is (row, slice) = divmod(blockIdx.x + k x gridDim.x, S). Chunk c of every
+  // item's resident part lies in the same bytes of s (chunks of `per` vectors, from `resident`),
+  // so the next item's chunk c can be copied in as soon as this item's chunk c is written.
   const std::int64_t items = M * S;
-  for (std::int64_t item = blockIdx.x; item < items; item += gridDim.x) {
-    const std::int64_t row = item / S;
-    const int part = static_cast<int>(item % S);
-    const std::int64_t begin = part * slice;
-    const std::int64_t n = std::max<std::int64_t>(0, std::min(slice, N - begin));
-    const std::int64_t res = std::min(n, resident);
-    const T* src = x + row * ld_x + begin;
-    T* dst = y + row * ld_y + begin;
+  struct Item {
+    std::int64_t row, begin, n, res, tma_vecs;
+    int part;
+  };
+  const auto item_at = [&](std::int64_t item) {
+    Item it;
+    it.row = item / S;
+    it.part = static_cast<int>(item % S);
+    it.begin = it.part * slice;
+    it.n = std::max<std::int64_t>(0, std::min(slice, N - it.begin));
+    it.res = std::min(it.n, resident);
+    it.tma_vecs = x_vec ? it.res / V : 0;
+    return it;
+  };
+  if (blockIdx.x < items) {
+    const Item first = item_at(blockIdx.x);
+#pragma unroll
+    for (int c = 0; c < kSliceChunks; ++c)
+      issue_chunk_copy(s, x + first.row * ld_x + first.begin,
+                       chunk_range(c, first.tma_vecs, chunk_vecs(resident / V)), bars[c]);
+  }
 
-    // 1. The slice's statistics: resident part from shared memory, the rest streamed.
-    const std::int64_t tma_vecs = issue_slice_copy(s, src, res, x_vec, sb);
-    RowStats st = slice_stats(s, res, tma_vecs, sb);
+  for (std::int64_t item = blockIdx.x; item < items; item += gridDim.x) {
+    const Item it = item_at(item);
+    const T* src = x + it.row * ld_x + it.begin;
+    T* dst = y + it.row * ld_y + it.begin;
+
+    // 1. The slice's statistics: the resident part from shared memory (its copy-engine chunks
+    //    were issued during the previous item's step 3, or above), the rest streamed.
+    copy_slice_tail(s, src, it.tma_vecs * V, it.res);
+    RowStats st = slice_stats(s, it.res, it.tma_vecs, chunk_vecs(resident / V), sb);
     if (x_vec)
-      st = stream_stats<V>(src, res, n, st);
+      st = stream_stats<V>(src, it.res, it.n, st);
     else
-      st = stream_stats<1>(src, res, n, st);
+      st = stream_stats<1>(src, it.res, it.n, st);
     st = block_allreduce<kSliceThreads>(st, MergeOp{});
 
     // 2. Publish, prefetch the next slice, wait for the row's other slices.
+    const std::int64_t next = item + gridDim.x;
+    const bool has_next = next < items;
     if (threadIdx.x == 0) {
-      partials[row * S + part] = make_float2(st.max, st.sum);
-      cuda::atomic_ref<unsigned, cuda::thread_scope_device> count(arrived[row]);
+      partials[it.row * S + it.part] = make_float2(st.max, st.sum);
+      cuda::atomic_ref<unsigned, cuda::thread_scope_device> count(arrived[it.row]);
       count.fetch_add(1u, cuda::memory_order_release);
-      const std::int64_t next = item + gridDim.x;
-      if (prefetch && x_vec && next < items) {
-        const std::int64_t nrow = next / S;
-        const std::int64_t nbegin = (next % S) * slice;
-        const std::int64_t nres = std::min(resident, std::max<std::int64_t>(0, N - nbegin));
-        const auto bytes = static_cast<std::uint32_t>(nres / V * kVecBytes);
-        if (bytes > 0) prefetch_l2(x + nrow * ld_x + nbegin, bytes);
+      if (prefetch && x_vec && has_next) {
+        const Item nx = item_at(next);
+        const auto bytes = static_cast<std::uint32_t>(nx.tma_vecs * kVecBytes);
+        if (bytes > 0) prefetch_l2(x + nx.row * ld_x + nx.begin, bytes);
       }
       while (count.load(cuda::memory_order_acquire) < static_cast<unsigned>(S)) __nanosleep(64);
     }
@@ -178,17 +199,31 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
     //    line (another block of this SM may have cached a neighbouring row's partials).
     RowStats row_stats = empty_stats();
     for (int i = static_cast<int>(threadIdx.x) % kWarpSize; i < S; i += kWarpSize) {
-      const float2 pr = __ldcg(partials + row * S + i);
+      const float2 pr = __ldcg(partials + it.row * S + i);
       row_stats = merge(row_stats, RowStats{pr.x, pr.y});
     }
     row_stats = warp_allreduce(row_stats, MergeOp{});
     const RowScale scale = row_scale(row_stats);
     if (x_vec)
-      stream_write<V>(src, dst, res, n, y_vec, scale);
+      stream_write<V>(src, dst, it.res, it.n, y_vec, scale);
     else
-      stream_write<1>(src, dst, res, n, y_vec, scale);
-    write_slice(s, dst, res, y_vec, scale);
-    __syncthreads();  // every read of s is done before the next slice's copy overwrites it
+      stream_write<1>(src, dst, it.res, it.n, y_vec, scale);
+
+    // 4. The resident part, chunk by chunk; once every thread is done with chunk c, the next
+    //    item's chunk c is copied into its bytes, so the next slice's loads overlap this one's
+    //    stores. The partial vector at the end first: no copy may land on it while it is read.
+    write_slice_tail(s, dst, it.res, scale);
+    const Item nx = item_at(has_next ? next : item);
+    const T* next_src = x + nx.row * ld_x + nx.begin;
+    const std::int64_t vecs = it.res / V, next_vecs = nx.tma_vecs;
+    const std::int64_t per = chunk_vecs(resident / V);
+#pragma unroll
+    for (int c = 0; c < kSliceChunks; ++c) {
+      const VecRange r = chunk_range(c, vecs, per);
+      write_slice_vecs(s, dst, r.begin, r.end, y_vec, scale);
+      __syncthreads();  // every read of chunk c is done
+      if (has_next) issue_chunk_copy(s, next_src, chunk_range(c, next_vecs, per), bars[c]);
+    }
   }
 }
 

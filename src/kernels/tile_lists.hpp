@@ -46,6 +46,11 @@ using WarpRowsTiles16 =
              RegisterTile<16, 1>, RegisterTile<4, 4>, RegisterTile<16, 2>, RegisterTile<32, 1>,
              RegisterTile<8, 4>, RegisterTile<32, 2>, RegisterTile<16, 4>, RegisterTile<32, 4>>;
 
+// The warp_rows tiles also built to take two rows per lane group per trip (R = 2: twice the
+// loads in flight per warp at N <= 256, where a tile holds only a few vectors per lane): those
+// of at most 16 elements per lane (fp32 K <= 4, 16-bit K <= 2), so two tiles stay 32 registers.
+constexpr bool warp_rows_two_rows_per_trip(int vecs, int vec_elems) { return vecs * vec_elems <= 16; }
+
 // ---- block_row: (threads, K vectors per thread) ---------------------------------------------
 // fp32: 16 or 32 elements per thread (4 or 8 vectors). bf16/fp16: 32 elements (4 vectors) first,
 // 16 (2 vectors) beside them: on the H200 a 16-bit row of 16384 on 512 x 4 ran 1.54x faster than

@@ -35,11 +35,11 @@ namespace smr::prod {
 
 namespace {
 
-template <int W, int G, int K, class T>
+template <int W, int G, int K, int R, class T>
 __device__ __forceinline__ void warp_rows_body(const T* __restrict__ x, T* __restrict__ y,
                                                std::int64_t M, std::int64_t N, std::int64_t ld_x,
                                                std::int64_t ld_y) {
-  constexpr int kRowsPerWarp = kWarpSize / G;
+  constexpr int kRowsPerWarp = kWarpSize / G;  // per tile; a trip takes R tiles
   const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
   const int lane_in_row = lane % G;
   const std::int64_t warp =
@@ -47,28 +47,53 @@ __device__ __forceinline__ void warp_rows_body(const T* __restrict__ x, T* __res
   const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * (blockDim.x / kWarpSize);
 
   // `first` is the same for the whole warp, so every lane takes the same trips and the shuffles
-  // always see all 32 lanes; lanes past the last row load nothing and store nothing.
-  for (std::int64_t first = warp * kRowsPerWarp; first < M; first += warps * kRowsPerWarp) {
-    const std::int64_t row = first + lane / G;
-    const bool live = row < M;
-    const std::int64_t r = live ? row : 0;
-
-    RowTile<T, K> tile;
-    load_tile<W, G>(x + r * ld_x, live ? N : 0, lane_in_row, tile);
-    const RowStats mine = tile_stats(tile);
-    const RowStats stats = group_allreduce<G>(mine, MergeOp{});
-    if (live) store_tile<W, G>(y + r * ld_y, N, lane_in_row, tile, tile_scale<T>(mine, stats));
+  // always see all 32 lanes; lanes past the last row load nothing and store nothing. A trip
+  // takes R x 32 / G consecutive rows: tile k holds rows first + k x 32 / G + lane / G, and all
+  // R tiles' loads are issued before the first reduction (R times the bytes in flight per warp).
+  for (std::int64_t first = warp * kRowsPerWarp * R; first < M;
+       first += warps * kRowsPerWarp * R) {
+    RowTile<T, K> tile[R];
+    std::int64_t row[R];
+#pragma unroll
+    for (int k = 0; k < R; ++k) {
+      row[k] = first + k * kRowsPerWarp + lane / G;
+      const bool live = row[k] < M;
+      load_tile<W, G>(x + (live ? row[k] : 0) * ld_x, live ? N : 0, lane_in_row, tile[k]);
+    }
+#pragma unroll
+    for (int k = 0; k < R; ++k) {
+      const RowStats mine = tile_stats(tile[k]);
+      const RowStats stats = group_allreduce<G>(mine, MergeOp{});
+      if (row[k] < M)
+        store_tile<W, G>(y + row[k] * ld_y, N, lane_in_row, tile[k], tile_scale<T>(mine, stats));
+    }
   }
 }
 
-template <class T, int G, int K>
+template <class T, int G, int K, int R>
 __global__ void __launch_bounds__(kWarpRowsThreads)
     warp_rows_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t M, std::int64_t N,
                      std::int64_t ld_x, std::int64_t ld_y, bool vectorized) {
   if (vectorized)
-    warp_rows_body<Vec<T>::kElems, G, K>(x, y, M, N, ld_x, ld_y);
+    warp_rows_body<Vec<T>::kElems, G, K, R>(x, y, M, N, ld_x, ld_y);
   else
-    warp_rows_body<1, G, K>(x, y, M, N, ld_x, ld_y);
+    warp_rows_body<1, G, K, R>(x, y, M, N, ld_x, ld_y);
+}
+
+template <class T, int G, int K, int R>
+void launch_tile(const SoftmaxPlan& plan, const Launch& l) {
+  const Problem& p = l.p;
+  const auto kernel = warp_rows_kernel<T, G, K, R>;
+  constexpr std::int64_t kRowsPerBlock = (kWarpRowsThreads / kWarpSize) * (kWarpSize / G) * R;
+  static const std::int64_t resident =
+      resident_blocks(reinterpret_cast<const void*>(kernel), kWarpRowsThreads, 0);
+  const std::int64_t needed = ceil_div(p.M, kRowsPerBlock);
+  const std::int64_t grid = plan.grid > 0 ? plan.grid : std::min(needed, resident);
+  const bool vectorized = is_vector_aligned(l.x, p.ld_x, sizeof(T)) &&
+                          is_vector_aligned(l.y, p.ld_y, sizeof(T));
+  kernel<<<static_cast<unsigned>(grid), kWarpRowsThreads, 0, l.stream>>>(
+      static_cast<const T*>(l.x), static_cast<T*>(l.y), p.M, p.N, p.ld_x, p.ld_y, vectorized);
+  CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace
@@ -86,17 +111,18 @@ void launch_warp_rows(const SoftmaxPlan& plan, const Launch& l) {
         throw std::invalid_argument("warp_rows: tile G=" + std::to_string(G) +
                                     " K=" + std::to_string(K) + " holds fewer than N = " +
                                     std::to_string(p.N) + " elements");
-      const auto kernel = warp_rows_kernel<T, G, K>;
-      constexpr std::int64_t kRowsPerBlock = (kWarpRowsThreads / kWarpSize) * (kWarpSize / G);
-      static const std::int64_t resident =
-          resident_blocks(reinterpret_cast<const void*>(kernel), kWarpRowsThreads, 0);
-      const std::int64_t needed = ceil_div(p.M, kRowsPerBlock);
-      const std::int64_t grid = plan.grid > 0 ? plan.grid : std::min(needed, resident);
-      const bool vectorized = is_vector_aligned(l.x, p.ld_x, sizeof(T)) &&
-                              is_vector_aligned(l.y, p.ld_y, sizeof(T));
-      kernel<<<static_cast<unsigned>(grid), kWarpRowsThreads, 0, l.stream>>>(
-          static_cast<const T*>(l.x), static_cast<T*>(l.y), p.M, p.N, p.ld_x, p.ld_y, vectorized);
-      CUDA_CHECK_LAUNCH();
+      if (plan.rows_per_trip == 1) {
+        launch_tile<T, G, K, 1>(plan, l);
+      } else if constexpr (warp_rows_two_rows_per_trip(K, Vec<T>::kElems)) {
+        if (plan.rows_per_trip != 2)
+          throw std::invalid_argument("warp_rows: rows_per_trip = " +
+                                      std::to_string(plan.rows_per_trip) + " (1 or 2)");
+        launch_tile<T, G, K, 2>(plan, l);
+      } else {
+        throw std::invalid_argument("warp_rows: tile G=" + std::to_string(G) + " K=" +
+                                    std::to_string(K) + " is not instantiated for " +
+                                    std::to_string(plan.rows_per_trip) + " rows per trip");
+      }
     });
   });
   if (!found)

@@ -24,6 +24,7 @@ std::int64_t vec_elems(DType t) { return kVectorBytes / dtype_bytes(t); }
 void check_invariants(const SoftmaxPlan& s, const Problem& p, const DeviceLimits& d) {
   INFO(summary(s) << " for M = " << p.M << ", N = " << p.N << " " << to_string(p.dtype));
   CHECK(!s.why.empty());
+  if (s.family != SoftmaxFamily::warp_rows) CHECK(s.rows_per_trip == 1);
   const std::int64_t V = vec_elems(p.dtype);
   const std::int64_t b = dtype_bytes(p.dtype);
   switch (s.family) {
@@ -35,6 +36,14 @@ void check_invariants(const SoftmaxPlan& s, const Problem& p, const DeviceLimits
       CHECK(s.capacity == std::int64_t{s.lanes_per_row} * s.vecs * V);
       CHECK(s.capacity >= p.N);
       CHECK(s.threads == kWarpRowsThreads);
+      // One row per lane group per trip, or two on the tiles built for it.
+      CHECK((s.rows_per_trip == 1 ||
+             (s.rows_per_trip == 2 && warp_rows_two_rows_per_trip(s.vecs, static_cast<int>(V)))));
+      if (s.grid > 0) {  // one block per (8 warps x 32 / G x R) rows
+        const std::int64_t rows_per_block =
+            std::int64_t{kWarpRowsThreads / 32} * (32 / s.lanes_per_row) * s.rows_per_trip;
+        CHECK(s.grid == (p.M + rows_per_block - 1) / rows_per_block);
+      }
       CHECK(s.traffic == TrafficModel::fused);
       CHECK(s.workspace_bytes == 0);
       break;
@@ -353,4 +362,38 @@ TEST_CASE("the registry entry `softmax` exposes the dispatch", "[dispatch][regis
   const auto bad = why_unsupported(*k, Problem{4, 10, 9, 10, DType::f32}, kH200);
   REQUIRE(bad.has_value());
   CHECK(bad->find("ld_x") != std::string::npos);
+}
+
+TEST_CASE("dispatch: two rows per trip are candidates for short rows", "[dispatch]") {
+  // N = 128 fp32 on G = 16 lanes x 2 vectors: R = 2 takes 32 rows per block, half the grid.
+  const Problem p = dense(1 << 20, 128, DType::f32);
+  const auto plans = candidate_plans(p, kH200);
+  const auto r2 = std::find_if(plans.begin(), plans.end(), [](const SoftmaxPlan& s) {
+    return s.family == SoftmaxFamily::warp_rows && s.rows_per_trip == 2 && s.lanes_per_row == 16 &&
+           s.vecs == 2;
+  });
+  REQUIRE(r2 != plans.end());
+  CHECK(r2->grid == (1 << 20) / 32);
+  CHECK(summary(*r2).find(" R=2") != std::string::npos);
+  // No tile of more than 16 elements per lane takes two rows (N = 1024: 32 lanes x 8 vectors).
+  for (const SoftmaxPlan& s : candidate_plans(dense(4096, 1024, DType::f32), kH200))
+    if (s.family == SoftmaxFamily::warp_rows && s.vecs * 4 > 16) CHECK(s.rows_per_trip == 1);
+}
+
+TEST_CASE("dispatch: split_row prefetches into L2 only while a wave of rows fits a third of it",
+          "[dispatch]") {
+  // M = 32, N = 2^22 fp32: one 16 MB row per wave, under 60 MiB / 3: prefetch.
+  CHECK(plan_softmax(dense(32, 1 << 22, DType::f32), kH200).prefetch);
+  // M = 128, N = 2^20: 7 rows of 4 MB = 28 MB per wave: no prefetch (the lines would not last).
+  const SoftmaxPlan b = plan_softmax(dense(128, 1 << 20, DType::f32), kH200);
+  CHECK(b.rows_in_flight == 7);
+  CHECK_FALSE(b.prefetch);
+  // Rows read twice: never.
+  CHECK_FALSE(plan_softmax(dense(8, 1 << 24, DType::f32), kH200).prefetch);
+  // The other setting is always the second candidate, so the tuning run times both.
+  for (const Problem& p : {dense(32, 1 << 22, DType::f32), dense(128, 1 << 20, DType::f32)}) {
+    const auto plans = family_plans(SoftmaxFamily::split_row, p, kH200);
+    REQUIRE(plans.size() == 2);
+    CHECK(plans[0].prefetch != plans[1].prefetch);
+  }
 }
