@@ -33,31 +33,44 @@ namespace smr::prod {
 
 namespace {
 
-template <int W, int kThreads, int K, class T>
+template <int W, int kThreads, int K, bool kWide, class T>
 __device__ __forceinline__ void block_row_body(const T* __restrict__ x, T* __restrict__ y,
                                                std::int64_t N, std::int64_t ld_x,
                                                std::int64_t ld_y) {
   const std::int64_t row = blockIdx.x;
   const int t = static_cast<int>(threadIdx.x);
-  RowTile<T, K> tile;
+  RowTile<T, K, kWide> tile;
   load_tile<W, kThreads>(x + row * ld_x, N, t, tile);
   const RowStats mine = tile_stats(tile);
   const RowStats stats = block_allreduce<kThreads>(mine, MergeOp{});
-  store_tile<W, kThreads>(y + row * ld_y, N, t, tile, tile_scale<T>(mine, stats));
+  store_tile<W, kThreads>(y + row * ld_y, N, t, tile, tile_scale(tile, mine, stats));
 }
 
 // At least 1024 threads per SM: each thread within 64 registers.
 template <int kThreads>
 inline constexpr int kMinBlocks = kThreads >= 1024 ? 1 : 1024 / kThreads;
 
-template <class T, int kThreads, int K>
+template <class T, int kThreads, int K, bool kWide>
 __global__ void __launch_bounds__(kThreads, kMinBlocks<kThreads>)
     block_row_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t N, std::int64_t ld_x,
                      std::int64_t ld_y, bool vectorized) {
   if (vectorized)
-    block_row_body<Vec<T>::kElems, kThreads, K>(x, y, N, ld_x, ld_y);
+    block_row_body<Vec<T>::kElems, kThreads, K, kWide>(x, y, N, ld_x, ld_y);
   else
-    block_row_body<1, kThreads, K>(x, y, N, ld_x, ld_y);
+    block_row_body<1, kThreads, K, kWide>(x, y, N, ld_x, ld_y);
+}
+
+// fp32 tiles are always wide (RowTile); a 16-bit plan says which (SoftmaxPlan::wide).
+template <class T, int kThreads, int K>
+void launch_tile(const SoftmaxPlan& plan, const Launch& l) {
+  const Problem& p = l.p;
+  const bool vectorized = is_vector_aligned(l.x, p.ld_x, sizeof(T)) &&
+                          is_vector_aligned(l.y, p.ld_y, sizeof(T));
+  const auto kernel = sizeof(T) == 4 || !plan.wide ? block_row_kernel<T, kThreads, K, sizeof(T) == 4>
+                                                   : block_row_kernel<T, kThreads, K, true>;
+  kernel<<<static_cast<unsigned>(p.M), kThreads, 0, l.stream>>>(
+      static_cast<const T*>(l.x), static_cast<T*>(l.y), p.N, p.ld_x, p.ld_y, vectorized);
+  CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace
@@ -78,11 +91,7 @@ void launch_block_row(const SoftmaxPlan& plan, const Launch& l) {
         throw std::invalid_argument("block_row: tile T=" + std::to_string(kThreads) +
                                     " K=" + std::to_string(K) + " holds fewer than N = " +
                                     std::to_string(p.N) + " elements");
-      const bool vectorized = is_vector_aligned(l.x, p.ld_x, sizeof(T)) &&
-                              is_vector_aligned(l.y, p.ld_y, sizeof(T));
-      block_row_kernel<T, kThreads, K><<<static_cast<unsigned>(p.M), kThreads, 0, l.stream>>>(
-              static_cast<const T*>(l.x), static_cast<T*>(l.y), p.N, p.ld_x, p.ld_y, vectorized);
-      CUDA_CHECK_LAUNCH();
+      launch_tile<T, kThreads, K>(plan, l);
     });
   });
   if (!found)

@@ -49,9 +49,14 @@ std::string shape_words(const Problem& p) {
 // than one block per rows): docs/performance.md.
 bool warp_rows_persistent_default(DType t) { return t != DType::f32; }
 
-SoftmaxPlan warp_rows_plan(const Problem& p, TileShape tile, bool persistent, int rows_per_trip = 1) {
+// " (as fp32, exponentials kept)" for a wide 16-bit plan, for the plans' words.
+std::string wide_words(bool wide) { return wide ? " (held as fp32, exponentials kept)" : ""; }
+
+SoftmaxPlan warp_rows_plan(const Problem& p, TileShape tile, bool persistent, int rows_per_trip = 1,
+                           bool wide = false) {
   SoftmaxPlan s;
   s.family = SoftmaxFamily::warp_rows;
+  s.wide = wide;
   s.threads = kWarpRowsThreads;
   s.lanes_per_row = tile.threads_or_lanes;
   s.vecs = tile.vecs;
@@ -64,8 +69,9 @@ SoftmaxPlan warp_rows_plan(const Problem& p, TileShape tile, bool persistent, in
   s.rows_in_flight = 0;
   s.why = fmt::format(
       "{}: warp_rows, {} lane(s) per row x {} 16-byte vector(s) per lane = {} elements in "
-      "registers, {} rows per warp per trip, {}",
-      shape_words(p), s.lanes_per_row, s.vecs, s.capacity, 32 / s.lanes_per_row * rows_per_trip,
+      "registers{}, {} rows per warp per trip, {}",
+      shape_words(p), s.lanes_per_row, s.vecs, s.capacity, wide_words(wide),
+      32 / s.lanes_per_row * rows_per_trip,
       persistent ? "grid-stride over rows on a grid sized to the card"
                  : fmt::format("one block per {} rows", rows_per_block));
   return s;
@@ -73,17 +79,18 @@ SoftmaxPlan warp_rows_plan(const Problem& p, TileShape tile, bool persistent, in
 
 // ---- block_row ---------------------------------------------------------------------------------
 
-SoftmaxPlan block_row_plan(const Problem& p, TileShape tile) {
+SoftmaxPlan block_row_plan(const Problem& p, TileShape tile, bool wide = false) {
   SoftmaxPlan s;
   s.family = SoftmaxFamily::block_row;
+  s.wide = wide;
   s.threads = tile.threads_or_lanes;
   s.vecs = tile.vecs;
   s.capacity = static_cast<i64>(tile.threads_or_lanes) * tile.vecs * vec_elems(p.dtype);
   s.grid = p.M;
   s.why = fmt::format(
       "{}: block_row, one block per row, {} threads x {} 16-byte vectors = {} elements in "
-      "registers, every load issued before the first reduction",
-      shape_words(p), s.threads, s.vecs, s.capacity);
+      "registers{}, every load issued before the first reduction",
+      shape_words(p), s.threads, s.vecs, s.capacity, wide_words(wide));
   return s;
 }
 
@@ -244,7 +251,7 @@ SoftmaxPlan split_plan(const Problem& p, const DeviceLimits& d, Prefetch prefetc
 
 bool same_plan(const SoftmaxPlan& a, const SoftmaxPlan& b) {
   return a.family == b.family && a.threads == b.threads && a.lanes_per_row == b.lanes_per_row &&
-         a.vecs == b.vecs && a.rows_per_trip == b.rows_per_trip && a.cluster == b.cluster && a.slices == b.slices && a.slice == b.slice &&
+         a.vecs == b.vecs && a.rows_per_trip == b.rows_per_trip && a.wide == b.wide && a.cluster == b.cluster && a.slices == b.slices && a.slice == b.slice &&
          a.resident == b.resident && a.grid == b.grid && a.prefetch == b.prefetch;
 }
 
@@ -321,18 +328,27 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
       if (out.empty()) break;
       const SoftmaxPlan first = out.front();
       out.push_back(warp_rows_plan(p, {first.lanes_per_row, first.vecs}, !persistent));
-      // Two rows per trip, for the tiles of the smallest capacity that are built for it.
-      for (TileShape t : warp_rows_tiles(p.dtype))
-        if (static_cast<i64>(t.threads_or_lanes) * t.vecs * V == first_cap &&
-            warp_rows_two_rows_per_trip(t.vecs, static_cast<int>(V)))
+      // Two rows per trip, for the tiles of the smallest capacity that are built for it; 16-bit
+      // rows: every tile of that capacity also held as fp32.
+      for (TileShape t : warp_rows_tiles(p.dtype)) {
+        if (static_cast<i64>(t.threads_or_lanes) * t.vecs * V != first_cap) continue;
+        if (warp_rows_two_rows_per_trip(t.vecs, static_cast<int>(V)))
           out.push_back(warp_rows_plan(p, t, persistent, 2));
+        if (p.dtype != DType::f32) out.push_back(warp_rows_plan(p, t, persistent, 1, true));
+      }
       break;
     }
-    case SoftmaxFamily::block_row:
+    case SoftmaxFamily::block_row: {
       for (TileShape t : block_row_tiles(p.dtype))
         if (static_cast<i64>(t.threads_or_lanes) * t.vecs * V >= p.N && out.size() < kMaxTiles)
           out.push_back(block_row_plan(p, t));
+      if (p.dtype != DType::f32) {  // the same tiles held as fp32
+        const std::size_t narrow = out.size();
+        for (std::size_t i = 0; i < narrow; ++i)
+          out.push_back(block_row_plan(p, {out[i].threads, out[i].vecs}, true));
+      }
       break;
+    }
     case SoftmaxFamily::cluster_tile:
       for (TileShape t : cluster_tile_tiles(p.dtype)) {
         SoftmaxPlan s = cluster_tile_plan(p, d, t, max_cluster);
@@ -410,11 +426,13 @@ std::vector<SoftmaxPlan> candidate_plans(const Problem& p, const DeviceLimits& d
 std::string summary(const SoftmaxPlan& s) {
   switch (s.family) {
     case SoftmaxFamily::warp_rows:
-      return fmt::format("warp_rows G={} K={}{} cap={}{}", s.lanes_per_row, s.vecs,
+      return fmt::format("warp_rows G={} K={}{} cap={}{}{}", s.lanes_per_row, s.vecs,
                          s.rows_per_trip > 1 ? fmt::format(" R={}", s.rows_per_trip) : std::string{},
-                         s.capacity, s.grid > 0 ? fmt::format(" grid={}", s.grid) : std::string{});
+                         s.capacity, s.grid > 0 ? fmt::format(" grid={}", s.grid) : std::string{},
+                         s.wide ? " wide" : "");
     case SoftmaxFamily::block_row:
-      return fmt::format("block_row T={} K={} cap={}", s.threads, s.vecs, s.capacity);
+      return fmt::format("block_row T={} K={} cap={}{}", s.threads, s.vecs, s.capacity,
+                         s.wide ? " wide" : "");
     case SoftmaxFamily::cluster_tile:
       return fmt::format("cluster_tile C={} T={} K={} slice={}", s.cluster, s.threads, s.vecs,
                          s.slice);

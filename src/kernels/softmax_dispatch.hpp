@@ -91,6 +91,8 @@ struct SoftmaxPlan {
   int lanes_per_row = 0;        // warp_rows: G
   int vecs = 0;                 // warp_rows, block_row: 16-byte vectors per thread (K)
   int rows_per_trip = 1;        // warp_rows: rows a lane group takes per trip (R = 1 or 2)
+  bool wide = false;            // warp_rows, block_row, 16-bit: the tile held as fp32, its
+                                // exponentials kept (fp32 tiles always are: row_tile.cuh)
   std::int64_t capacity = 0;    // warp_rows, block_row: elements a row tile holds (>= N)
   int cluster = 1;              // cluster_row: blocks per cluster (= blocks per row)
   int slices = 1;               // cluster_row, split_row: blocks per row

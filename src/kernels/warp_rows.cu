@@ -35,7 +35,7 @@ namespace smr::prod {
 
 namespace {
 
-template <int W, int G, int K, int R, class T>
+template <int W, int G, int K, int R, bool kWide, class T>
 __device__ __forceinline__ void warp_rows_body(const T* __restrict__ x, T* __restrict__ y,
                                                std::int64_t M, std::int64_t N, std::int64_t ld_x,
                                                std::int64_t ld_y) {
@@ -52,7 +52,7 @@ __device__ __forceinline__ void warp_rows_body(const T* __restrict__ x, T* __res
   // R tiles' loads are issued before the first reduction (R times the bytes in flight per warp).
   for (std::int64_t first = warp * kRowsPerWarp * R; first < M;
        first += warps * kRowsPerWarp * R) {
-    RowTile<T, K> tile[R];
+    RowTile<T, K, kWide> tile[R];
     std::int64_t row[R];
 #pragma unroll
     for (int k = 0; k < R; ++k) {
@@ -65,25 +65,26 @@ __device__ __forceinline__ void warp_rows_body(const T* __restrict__ x, T* __res
       const RowStats mine = tile_stats(tile[k]);
       const RowStats stats = group_allreduce<G>(mine, MergeOp{});
       if (row[k] < M)
-        store_tile<W, G>(y + row[k] * ld_y, N, lane_in_row, tile[k], tile_scale<T>(mine, stats));
+        store_tile<W, G>(y + row[k] * ld_y, N, lane_in_row, tile[k], tile_scale(tile[k], mine, stats));
     }
   }
 }
 
-template <class T, int G, int K, int R>
+template <class T, int G, int K, int R, bool kWide>
 __global__ void __launch_bounds__(kWarpRowsThreads)
     warp_rows_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t M, std::int64_t N,
                      std::int64_t ld_x, std::int64_t ld_y, bool vectorized) {
   if (vectorized)
-    warp_rows_body<Vec<T>::kElems, G, K, R>(x, y, M, N, ld_x, ld_y);
+    warp_rows_body<Vec<T>::kElems, G, K, R, kWide>(x, y, M, N, ld_x, ld_y);
   else
-    warp_rows_body<1, G, K, R>(x, y, M, N, ld_x, ld_y);
+    warp_rows_body<1, G, K, R, kWide>(x, y, M, N, ld_x, ld_y);
 }
 
-template <class T, int G, int K, int R>
+// kWide: fp32 tiles always are (RowTile); 16-bit tiles when the plan says so (one row per trip).
+template <class T, int G, int K, int R, bool kWide = sizeof(T) == 4>
 void launch_tile(const SoftmaxPlan& plan, const Launch& l) {
   const Problem& p = l.p;
-  const auto kernel = warp_rows_kernel<T, G, K, R>;
+  const auto kernel = warp_rows_kernel<T, G, K, R, kWide>;
   constexpr std::int64_t kRowsPerBlock = (kWarpRowsThreads / kWarpSize) * (kWarpSize / G) * R;
   static const std::int64_t resident =
       resident_blocks(reinterpret_cast<const void*>(kernel), kWarpRowsThreads, 0);
@@ -111,7 +112,11 @@ void launch_warp_rows(const SoftmaxPlan& plan, const Launch& l) {
         throw std::invalid_argument("warp_rows: tile G=" + std::to_string(G) +
                                     " K=" + std::to_string(K) + " holds fewer than N = " +
                                     std::to_string(p.N) + " elements");
-      if (plan.rows_per_trip == 1) {
+      if (plan.wide && sizeof(T) != 4) {
+        if (plan.rows_per_trip != 1)
+          throw std::invalid_argument("warp_rows: wide 16-bit tiles take one row per trip");
+        launch_tile<T, G, K, 1, true>(plan, l);
+      } else if (plan.rows_per_trip == 1) {
         launch_tile<T, G, K, 1>(plan, l);
       } else if constexpr (warp_rows_two_rows_per_trip(K, Vec<T>::kElems)) {
         if (plan.rows_per_trip != 2)

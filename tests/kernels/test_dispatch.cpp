@@ -25,6 +25,12 @@ void check_invariants(const SoftmaxPlan& s, const Problem& p, const DeviceLimits
   INFO(summary(s) << " for M = " << p.M << ", N = " << p.N << " " << to_string(p.dtype));
   CHECK(!s.why.empty());
   if (s.family != SoftmaxFamily::warp_rows) CHECK(s.rows_per_trip == 1);
+  // Wide tiles: 16-bit warp_rows (one row per trip) and block_row only; fp32 tiles always are.
+  if (s.wide) {
+    CHECK(p.dtype != DType::f32);
+    CHECK((s.family == SoftmaxFamily::block_row ||
+           (s.family == SoftmaxFamily::warp_rows && s.rows_per_trip == 1)));
+  }
   const std::int64_t V = vec_elems(p.dtype);
   const std::int64_t b = dtype_bytes(p.dtype);
   switch (s.family) {
@@ -396,4 +402,16 @@ TEST_CASE("dispatch: split_row prefetches into L2 only while a wave of rows fits
     REQUIRE(plans.size() == 2);
     CHECK(plans[0].prefetch != plans[1].prefetch);
   }
+}
+
+TEST_CASE("dispatch: 16-bit tiles held as fp32 are candidates beside the narrow ones", "[dispatch]") {
+  for (const Problem& p : {dense(131072, 1024, DType::bf16), dense(16384, 8192, DType::f16)}) {
+    const auto plans = candidate_plans(p, kH200);
+    CHECK_FALSE(plans.front().wide);  // the default stays narrow until a measurement says else
+    const auto wide = std::count_if(plans.begin(), plans.end(), [](const SoftmaxPlan& s) { return s.wide; });
+    CHECK(wide >= 1);
+    for (const SoftmaxPlan& s : plans)
+      if (s.wide) CHECK(summary(s).find(" wide") != std::string::npos);
+  }
+  for (const SoftmaxPlan& s : candidate_plans(dense(16384, 8192, DType::f32), kH200)) CHECK_FALSE(s.wide);
 }
