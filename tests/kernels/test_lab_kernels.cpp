@@ -176,10 +176,15 @@ TEST_CASE("a small shape set for compute-sanitizer, every kernel", "[gpu][saniti
       {Problem{8, 4097, 4097, 4100, DType::f32}, {1, 1}, InputKind::mixed},
       {dense(2, 32768), {}, InputKind::mixed},
       {dense(2, 70001), {}, InputKind::outliers},
-      // Added for the production cluster_row family; since fp32 block_row holds 32768 elements
-      // the dispatch runs block_row's 1024 x 8 tile here (the cluster families are not reached
-      // by this case: docs/verification.md).
+      // block_row's 1024 x 8 tile (fp32 block_row holds 32768 elements).
       {dense(140, 20000), {}, InputKind::mixed},
+      // The production softmax's cluster and split families: cluster_tile (2 blocks of 1024 x 8
+      // per row, 140 blocks), cluster_row (8 shared-memory slices per row, 136 blocks) and
+      // split_row with rows longer than the card holds at once (38 MB: every block takes
+      // several slices in turn, each copied in while the one before is written).
+      {dense(70, 40000), {}, InputKind::mixed},
+      {dense(17, 140000), {}, InputKind::mixed},
+      {dense(16, 600000), {}, InputKind::mixed},
   };
   for (std::size_t ci = 0; ci < cases.size(); ++ci) {
     const Case& c = cases[ci];
