@@ -1,4 +1,4 @@
-// block_row: medium rows (1024 < N <= 32768 fp32, 16384 bf16/fp16), one block per row, the row in registers.
+// block_row: medium rows (1024 < N <= 32768), one block per row, the row in registers.
 //
 // What changes from the lab's fused kernel (fused_row.cu), which is the same design: 16-byte
 // loads (one LDG.E.128 moves 4 fp32 or 8 bf16/fp16 elements), a tile of K vectors per thread with
@@ -9,10 +9,10 @@
 // element by element (row_tile.cuh).
 //
 // Tiles (tile_lists.hpp): fp32 (128, 4) (256, 4) (512, 4) (512, 8) (1024, 8) -> 2048 .. 32768
-// elements; bf16/fp16 (64, 4) (128, 4) (256, 4) (512, 4) -> 2048 .. 16384 elements, with
-// (128, 2) .. (1024, 2) beside them for the tuning test. A 16-bit thread holds at most 4 vectors (32
-// elements) because ptxas keeps the widened fp32 copies of its elements live, and a block must
-// stay within 64 registers per thread.
+// elements; bf16/fp16 (64, 4) (128, 4) (256, 4) (512, 4) (1024, 4) -> 2048 .. 32768 elements, with
+// (128, 2) .. (1024, 2) beside them for the tuning test. A thread holds at most 32 elements (its
+// tile is fp32 whatever the storage: row_tile.cuh), and a block stays within 64 registers per
+// thread.
 //
 // Cost per element: one read and one write (TrafficModel::fused); the same FLOPs as warp_rows.
 // Bound: DRAM bandwidth, if the SM holds enough rows at once: every thread has K x 16 bytes in
@@ -33,44 +33,31 @@ namespace smr::prod {
 
 namespace {
 
-template <int W, int kThreads, int K, bool kWide, class T>
+template <int W, int kThreads, int K, class T>
 __device__ __forceinline__ void block_row_body(const T* __restrict__ x, T* __restrict__ y,
                                                std::int64_t N, std::int64_t ld_x,
                                                std::int64_t ld_y) {
   const std::int64_t row = blockIdx.x;
   const int t = static_cast<int>(threadIdx.x);
-  RowTile<T, K, kWide> tile;
+  RowTile<T, K> tile;
   load_tile<W, kThreads>(x + row * ld_x, N, t, tile);
   const RowStats mine = tile_stats(tile);
   const RowStats stats = block_allreduce<kThreads>(mine, MergeOp{});
-  store_tile<W, kThreads>(y + row * ld_y, N, t, tile, tile_scale(tile, mine, stats));
+  store_tile<W, kThreads>(y + row * ld_y, N, t, tile, tile_scale(mine, stats));
 }
 
 // At least 1024 threads per SM: each thread within 64 registers.
 template <int kThreads>
 inline constexpr int kMinBlocks = kThreads >= 1024 ? 1 : 1024 / kThreads;
 
-template <class T, int kThreads, int K, bool kWide>
+template <class T, int kThreads, int K>
 __global__ void __launch_bounds__(kThreads, kMinBlocks<kThreads>)
     block_row_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t N, std::int64_t ld_x,
                      std::int64_t ld_y, bool vectorized) {
   if (vectorized)
-    block_row_body<Vec<T>::kElems, kThreads, K, kWide>(x, y, N, ld_x, ld_y);
+    block_row_body<Vec<T>::kElems, kThreads, K>(x, y, N, ld_x, ld_y);
   else
-    block_row_body<1, kThreads, K, kWide>(x, y, N, ld_x, ld_y);
-}
-
-// fp32 tiles are always wide (RowTile); a 16-bit plan says which (SoftmaxPlan::wide).
-template <class T, int kThreads, int K>
-void launch_tile(const SoftmaxPlan& plan, const Launch& l) {
-  const Problem& p = l.p;
-  const bool vectorized = is_vector_aligned(l.x, p.ld_x, sizeof(T)) &&
-                          is_vector_aligned(l.y, p.ld_y, sizeof(T));
-  const auto kernel = sizeof(T) == 4 || !plan.wide ? block_row_kernel<T, kThreads, K, sizeof(T) == 4>
-                                                   : block_row_kernel<T, kThreads, K, true>;
-  kernel<<<static_cast<unsigned>(p.M), kThreads, 0, l.stream>>>(
-      static_cast<const T*>(l.x), static_cast<T*>(l.y), p.N, p.ld_x, p.ld_y, vectorized);
-  CUDA_CHECK_LAUNCH();
+    block_row_body<1, kThreads, K>(x, y, N, ld_x, ld_y);
 }
 
 }  // namespace
@@ -91,7 +78,11 @@ void launch_block_row(const SoftmaxPlan& plan, const Launch& l) {
         throw std::invalid_argument("block_row: tile T=" + std::to_string(kThreads) +
                                     " K=" + std::to_string(K) + " holds fewer than N = " +
                                     std::to_string(p.N) + " elements");
-      launch_tile<T, kThreads, K>(plan, l);
+      const bool vectorized = is_vector_aligned(l.x, p.ld_x, sizeof(T)) &&
+                              is_vector_aligned(l.y, p.ld_y, sizeof(T));
+      block_row_kernel<T, kThreads, K><<<static_cast<unsigned>(p.M), kThreads, 0, l.stream>>>(
+          static_cast<const T*>(l.x), static_cast<T*>(l.y), p.N, p.ld_x, p.ld_y, vectorized);
+      CUDA_CHECK_LAUNCH();
     });
   });
   if (!found)

@@ -13,12 +13,12 @@
 // elements: one 1024-thread block per SM.
 //
 // Tiles (threads, K; tile_lists.hpp): fp32 (1024, 8) = 32768 elements and (512, 8) = 16384 per
-// block; bf16/fp16 (1024, 2) and (512, 4) = 16384. Rows up to 16 tiles: 524288 fp32, 262144
-// 16-bit. The dispatch runs it by default for fp32 rows of 2 to 4 tiles only: on the H200 it
-// reached 85% of the copy ceiling at N = 65536 and 82% at 131072, but 8 and 16 tiles were slower
-// than split_row and the 16-bit tiles slower than cluster_row (docs/performance.md).
+// block; bf16/fp16 (1024, 4) = 32768, (512, 4) and (1024, 2) = 16384. Rows up to 16 tiles:
+// 524288. The dispatch runs it by default for fp32 rows of 2 to 4 tiles (docs/performance.md: on the
+// H200 fp32 reached 85% of the copy ceiling at N = 65536 and 82% at 131072; 8 and 16 tiles were
+// slower than split_row).
 //
-// Cost per element: one read and one write (TrafficModel::fused); FLOPs as block_row (fp32 tiles
+// Cost per element: one read and one write (TrafficModel::fused); FLOPs as block_row (the tiles
 // keep their exponentials). Bound: DRAM bandwidth, with 128 KB of loads in flight per SM (one
 // 1024-thread block of 32 elements per thread), as the lab's fused kernel at N = 32768; plus one
 // cluster barrier per row, during which the SM's loads for that row are already done.
@@ -68,7 +68,7 @@ __device__ __forceinline__ void cluster_tile_body(const T* __restrict__ x, T* __
   const RowStats row_stats = warp_allreduce(part, MergeOp{});
   auto done_reading = cluster.barrier_arrive();
 
-  store_tile<W, kThreads>(y + row * ld_y + begin, n, t, tile, tile_scale(tile, mine, row_stats));
+  store_tile<W, kThreads>(y + row * ld_y + begin, n, t, tile, tile_scale(mine, row_stats));
 
   // No block may exit (and free its shared memory) while another still reads its partial.
   cluster.barrier_wait(std::move(done_reading));

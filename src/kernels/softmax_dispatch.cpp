@@ -49,14 +49,9 @@ std::string shape_words(const Problem& p) {
 // than one block per rows): docs/performance.md.
 bool warp_rows_persistent_default(DType t) { return t != DType::f32; }
 
-// " (as fp32, exponentials kept)" for a wide 16-bit plan, for the plans' words.
-std::string wide_words(bool wide) { return wide ? " (held as fp32, exponentials kept)" : ""; }
-
-SoftmaxPlan warp_rows_plan(const Problem& p, TileShape tile, bool persistent, int rows_per_trip = 1,
-                           bool wide = false) {
+SoftmaxPlan warp_rows_plan(const Problem& p, TileShape tile, bool persistent, int rows_per_trip = 1) {
   SoftmaxPlan s;
   s.family = SoftmaxFamily::warp_rows;
-  s.wide = wide;
   s.threads = kWarpRowsThreads;
   s.lanes_per_row = tile.threads_or_lanes;
   s.vecs = tile.vecs;
@@ -69,9 +64,8 @@ SoftmaxPlan warp_rows_plan(const Problem& p, TileShape tile, bool persistent, in
   s.rows_in_flight = 0;
   s.why = fmt::format(
       "{}: warp_rows, {} lane(s) per row x {} 16-byte vector(s) per lane = {} elements in "
-      "registers{}, {} rows per warp per trip, {}",
-      shape_words(p), s.lanes_per_row, s.vecs, s.capacity, wide_words(wide),
-      32 / s.lanes_per_row * rows_per_trip,
+      "registers, {} rows per warp per trip, {}",
+      shape_words(p), s.lanes_per_row, s.vecs, s.capacity, 32 / s.lanes_per_row * rows_per_trip,
       persistent ? "grid-stride over rows on a grid sized to the card"
                  : fmt::format("one block per {} rows", rows_per_block));
   return s;
@@ -79,18 +73,17 @@ SoftmaxPlan warp_rows_plan(const Problem& p, TileShape tile, bool persistent, in
 
 // ---- block_row ---------------------------------------------------------------------------------
 
-SoftmaxPlan block_row_plan(const Problem& p, TileShape tile, bool wide = false) {
+SoftmaxPlan block_row_plan(const Problem& p, TileShape tile) {
   SoftmaxPlan s;
   s.family = SoftmaxFamily::block_row;
-  s.wide = wide;
   s.threads = tile.threads_or_lanes;
   s.vecs = tile.vecs;
   s.capacity = static_cast<i64>(tile.threads_or_lanes) * tile.vecs * vec_elems(p.dtype);
   s.grid = p.M;
   s.why = fmt::format(
       "{}: block_row, one block per row, {} threads x {} 16-byte vectors = {} elements in "
-      "registers{}, every load issued before the first reduction",
-      shape_words(p), s.threads, s.vecs, s.capacity, wide_words(wide));
+      "registers, every load issued before the first reduction",
+      shape_words(p), s.threads, s.vecs, s.capacity);
   return s;
 }
 
@@ -176,17 +169,18 @@ SoftmaxPlan smallest_cluster(const Problem& p, const DeviceLimits& d, int max_cl
 // ---- split_row ---------------------------------------------------------------------------------
 
 // Whether split_row prefetches the next slice into L2 while a row waits for its partials, when
-// the caller does not say: only while the rows of one wave fill at most a third of L2. The
-// prefetched lines must survive until the slice is copied in, with the wave's outputs (write-back,
-// dirty in L2) beside them: on the H200 (session 2's tuning run, gpu-tests/tune.log) the prefetch
-// paid 1.06x at 16 MB waves (N = 16384, 32768, and 2^22 at 1.12x), 0.98-0.95x at 22-28 MB waves
-// (N = 65536 ... 2^21, where the default sweep's counters showed 5.4-6.6 bytes read per element
-// against the 4 of one read) and 0.92x for rows read twice (M = 8, N = 2^24).
+// the caller does not say: only while the rows of one wave fill at most 41% of L2. The prefetched
+// lines must survive until the slice is copied in, beside the wave's outputs (write-back, dirty
+// in L2). On the H200 (session 3's tuning run, gpu-tests/tune.log, slices copied in chunk by
+// chunk) the prefetch paid 1.08x at 16.8 MB waves (N = 2^22), 1.03x at 22.4 MB (N = 65536),
+// 1.01x at 25.2 MB (2^21) and cost 0.97-0.95x at 26.2-29.4 MB (N = 131072 ... 2^20), where the
+// default sweep's counters had shown 5.4-6.6 bytes read per element against one read's 4; and
+// 0.92x for rows read twice (M = 8, N = 2^24).
 bool split_prefetch_default(const Problem& p, const DeviceLimits& d, i64 rows_in_flight,
                             bool on_chip) {
   const double wave = static_cast<double>(rows_in_flight) * static_cast<double>(p.N) *
                       static_cast<double>(dtype_bytes(p.dtype));
-  return on_chip && wave <= static_cast<double>(d.l2_bytes) / 3.0;
+  return on_chip && wave <= 0.41 * static_cast<double>(d.l2_bytes);
 }
 
 enum class Prefetch { by_rule, on, off };
@@ -251,7 +245,7 @@ SoftmaxPlan split_plan(const Problem& p, const DeviceLimits& d, Prefetch prefetc
 
 bool same_plan(const SoftmaxPlan& a, const SoftmaxPlan& b) {
   return a.family == b.family && a.threads == b.threads && a.lanes_per_row == b.lanes_per_row &&
-         a.vecs == b.vecs && a.rows_per_trip == b.rows_per_trip && a.wide == b.wide && a.cluster == b.cluster && a.slices == b.slices && a.slice == b.slice &&
+         a.vecs == b.vecs && a.rows_per_trip == b.rows_per_trip && a.cluster == b.cluster && a.slices == b.slices && a.slice == b.slice &&
          a.resident == b.resident && a.grid == b.grid && a.prefetch == b.prefetch;
 }
 
@@ -280,12 +274,9 @@ std::vector<TileShape> cluster_tile_tiles(DType t) {
   return t == DType::f32 ? tile_shapes(ClusterTileTilesFp32{}) : tile_shapes(ClusterTileTiles16{});
 }
 
-std::int64_t block_row_max_n(DType t) {
-  return t == DType::f32 ? kBlockRowMaxNFp32 : kBlockRowMaxN;
-}
+std::int64_t block_row_max_n(DType) { return kBlockRowMaxN; }
 
 std::int64_t cluster_tile_max_n(DType t) {
-  if (t != DType::f32) return 0;
   const TileShape big = cluster_tile_tiles(t).front();
   return static_cast<i64>(kClusterTileDefaultMax) * big.threads_or_lanes * big.vecs * vec_elems(t);
 }
@@ -328,27 +319,18 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
       if (out.empty()) break;
       const SoftmaxPlan first = out.front();
       out.push_back(warp_rows_plan(p, {first.lanes_per_row, first.vecs}, !persistent));
-      // Two rows per trip, for the tiles of the smallest capacity that are built for it; 16-bit
-      // rows: every tile of that capacity also held as fp32.
-      for (TileShape t : warp_rows_tiles(p.dtype)) {
-        if (static_cast<i64>(t.threads_or_lanes) * t.vecs * V != first_cap) continue;
-        if (warp_rows_two_rows_per_trip(t.vecs, static_cast<int>(V)))
+      // Two rows per trip, for the tiles of the smallest capacity that are built for it.
+      for (TileShape t : warp_rows_tiles(p.dtype))
+        if (static_cast<i64>(t.threads_or_lanes) * t.vecs * V == first_cap &&
+            warp_rows_two_rows_per_trip(t.vecs, static_cast<int>(V)))
           out.push_back(warp_rows_plan(p, t, persistent, 2));
-        if (p.dtype != DType::f32) out.push_back(warp_rows_plan(p, t, persistent, 1, true));
-      }
       break;
     }
-    case SoftmaxFamily::block_row: {
+    case SoftmaxFamily::block_row:
       for (TileShape t : block_row_tiles(p.dtype))
         if (static_cast<i64>(t.threads_or_lanes) * t.vecs * V >= p.N && out.size() < kMaxTiles)
           out.push_back(block_row_plan(p, t));
-      if (p.dtype != DType::f32) {  // the same tiles held as fp32
-        const std::size_t narrow = out.size();
-        for (std::size_t i = 0; i < narrow; ++i)
-          out.push_back(block_row_plan(p, {out[i].threads, out[i].vecs}, true));
-      }
       break;
-    }
     case SoftmaxFamily::cluster_tile:
       for (TileShape t : cluster_tile_tiles(p.dtype)) {
         SoftmaxPlan s = cluster_tile_plan(p, d, t, max_cluster);
@@ -386,7 +368,7 @@ SoftmaxPlan plan_softmax(const Problem& p, const DeviceLimits& d, int max_cluste
   if (p.N <= kWarpRowsMaxN) return first(SoftmaxFamily::warp_rows);
   if (p.N <= block_row_max_n(p.dtype)) return first(SoftmaxFamily::block_row);
 
-  // Longer rows: a cluster of register tiles while 4 of them hold the row (fp32); it needs at
+  // Longer rows: a cluster of register tiles while 4 of them hold the row; it needs at
   // least a full wave of blocks (M x C >= SMs), else the rows are split over the whole card.
   if (max_cluster > 1 && p.N <= cluster_tile_max_n(p.dtype)) {
     SoftmaxPlan t = cluster_tile_plan(p, d, cluster_tile_tiles(p.dtype).front(),
@@ -426,13 +408,11 @@ std::vector<SoftmaxPlan> candidate_plans(const Problem& p, const DeviceLimits& d
 std::string summary(const SoftmaxPlan& s) {
   switch (s.family) {
     case SoftmaxFamily::warp_rows:
-      return fmt::format("warp_rows G={} K={}{} cap={}{}{}", s.lanes_per_row, s.vecs,
+      return fmt::format("warp_rows G={} K={}{} cap={}{}", s.lanes_per_row, s.vecs,
                          s.rows_per_trip > 1 ? fmt::format(" R={}", s.rows_per_trip) : std::string{},
-                         s.capacity, s.grid > 0 ? fmt::format(" grid={}", s.grid) : std::string{},
-                         s.wide ? " wide" : "");
+                         s.capacity, s.grid > 0 ? fmt::format(" grid={}", s.grid) : std::string{});
     case SoftmaxFamily::block_row:
-      return fmt::format("block_row T={} K={} cap={}{}", s.threads, s.vecs, s.capacity,
-                         s.wide ? " wide" : "");
+      return fmt::format("block_row T={} K={} cap={}", s.threads, s.vecs, s.capacity);
     case SoftmaxFamily::cluster_tile:
       return fmt::format("cluster_tile C={} T={} K={} slice={}", s.cluster, s.threads, s.vecs,
                          s.slice);

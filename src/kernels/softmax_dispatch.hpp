@@ -60,18 +60,17 @@ inline constexpr std::size_t kClusterSliceMax = 112 * 1024;
 // split_row: a slice is never shorter than this (it bounds the workspace: see split_workspace_bytes).
 inline constexpr std::int64_t kMinSplitSlice = 2048;
 // Row lengths up to which each register family is the default. block_row's limit is its largest
-// tile: 32768 fp32 (1024 threads x 8 vectors), 16384 bf16/fp16 (a 16-bit thread holds at most 32
-// elements, and a 1024-thread block must stay within 64 registers: no 16-bit 32768 tile).
+// tile, 1024 threads x 32 elements (fp32 8 vectors, 16-bit 4: the tile is fp32 in registers
+// whatever the storage, and a 1024-thread block stays within 64 registers a thread).
 inline constexpr std::int64_t kWarpRowsMaxN = 1024;
-inline constexpr std::int64_t kBlockRowMaxN = 16384;      // every dtype
-inline constexpr std::int64_t kBlockRowMaxNFp32 = 32768;  // fp32
+inline constexpr std::int64_t kBlockRowMaxN = 32768;  // every dtype
 std::int64_t block_row_max_n(DType t);
 // The largest clusters the dispatch picks by default (the tuning test times the others: on the
-// H200, fp32, 16-block cluster_tile rows and 16-block cluster_row rows were slower than split_row,
-// and bf16 tiles of 16384 on 1024 threads slower than cluster_row: docs/performance.md).
-inline constexpr int kClusterTileDefaultMax = 4;  // fp32 only
+// H200, fp32, 16-block cluster_tile rows and 16-block cluster_row rows were slower than split_row:
+// docs/performance.md).
+inline constexpr int kClusterTileDefaultMax = 4;
 inline constexpr int kClusterRowDefaultMax = 8;
-// The longest row cluster_tile runs by default: 4 x 32768 fp32; 0 for 16-bit (never by default).
+// The longest row cluster_tile runs by default: 4 tiles of 32768.
 std::int64_t cluster_tile_max_n(DType t);
 // The longest row cluster_row runs by default: 8 slices of kClusterSliceMax.
 std::int64_t cluster_row_max_n(DType t);
@@ -91,8 +90,6 @@ struct SoftmaxPlan {
   int lanes_per_row = 0;        // warp_rows: G
   int vecs = 0;                 // warp_rows, block_row: 16-byte vectors per thread (K)
   int rows_per_trip = 1;        // warp_rows: rows a lane group takes per trip (R = 1 or 2)
-  bool wide = false;            // warp_rows, block_row, 16-bit: the tile held as fp32, its
-                                // exponentials kept (fp32 tiles always are: row_tile.cuh)
   std::int64_t capacity = 0;    // warp_rows, block_row: elements a row tile holds (>= N)
   int cluster = 1;              // cluster_row: blocks per cluster (= blocks per row)
   int slices = 1;               // cluster_row, split_row: blocks per row

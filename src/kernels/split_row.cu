@@ -12,10 +12,11 @@
 //      memory can hold) is streamed from global memory for the statistics;
 //   2. thread 0 stores the partial, adds 1 to the row's arrival counter (release), prefetches its
 //      next slice into L2 (cp.async.bulk.prefetch) and waits until the counter reaches S (acquire);
-//   3. every warp merges the S partials (the same order everywhere: every block gets the same
-//      statistics) and the block writes its slice: the streamed part first, re-read in reverse
-//      order (its most recently read lines are the likeliest to still be in L2), then the
-//      resident part from shared memory.
+//   3. the block merges the S partials (one per thread, then one block reduction: the same tree
+//      everywhere, so every block gets the same statistics) and writes its slice: the streamed
+//      part first, re-read in reverse order (its most recently read lines are the likeliest to
+//      still be in L2), then the resident part from shared memory, chunk by chunk, the block's
+//      next slice copied into each chunk as soon as it is written.
 // The arrival counters are zeroed by a cudaMemsetAsync before each launch.
 //
 // Why it cannot deadlock: every block is resident (cooperative launch: the launch fails rather
@@ -195,14 +196,18 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
     }
     __syncthreads();
 
-    // 3. Every warp merges the S partials in the same order. __ldcg reads L2, never a stale L1
-    //    line (another block of this SM may have cached a neighbouring row's partials).
+    // 3. The block merges the S partials: thread i loads partial i (S <= the grid's 2 blocks per
+    //    SM, at most 264 on the H200, fewer than the block's 512 threads: one L2 round trip, where
+    //    one warp looping over them took ceil(S / 32) -- 9 at N = 2^22), then one block
+    //    reduction, the same tree in every block: every block of the row gets the same
+    //    statistics. __ldcg reads L2, never a stale L1 line (another block of this SM may have
+    //    cached a neighbouring row's partials).
     RowStats row_stats = empty_stats();
-    for (int i = static_cast<int>(threadIdx.x) % kWarpSize; i < S; i += kWarpSize) {
+    for (int i = static_cast<int>(threadIdx.x); i < S; i += kSliceThreads) {
       const float2 pr = __ldcg(partials + it.row * S + i);
       row_stats = merge(row_stats, RowStats{pr.x, pr.y});
     }
-    row_stats = warp_allreduce(row_stats, MergeOp{});
+    row_stats = block_allreduce<kSliceThreads>(row_stats, MergeOp{});
     const RowScale scale = row_scale(row_stats);
     if (x_vec)
       stream_write<V>(src, dst, it.res, it.n, y_vec, scale);

@@ -2,10 +2,9 @@
 //
 // x and y are fp32, bf16 or fp16 in memory; every kernel computes in fp32. A thread moves data
 // 16 bytes at a time -- one LDG.E.128 / STG.E.128 / LDS.128 instruction -- as a Vec<T>: 4 fp32
-// or 8 bf16/fp16 elements. Registers hold the Vec as loaded (4 32-bit registers whatever the
-// dtype) and each element is widened to fp32 where it is used: a bf16 tile costs the registers of
-// an fp32 tile of half the elements, and the widening (a shift for bf16, HADD2.F32 for fp16) is
-// cheaper than the registers a widened copy would take.
+// or 8 bf16/fp16 elements, widened to fp32 (a shift for bf16, HADD2.F32 for fp16) where they are
+// used: the register tiles (row_tile.cuh) widen as they load, the shared-memory slices
+// (row_slice.cuh) keep the storage type in shared memory and widen on each read.
 //
 // A 16-byte access needs a 16-byte aligned address: the base pointer aligned and the row stride a
 // multiple of kElems. The launchers test that at run time (is_vector_aligned) and pass the kernels

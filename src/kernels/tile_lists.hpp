@@ -30,15 +30,16 @@ template <class... Tiles>
 struct TileList {};
 
 // ---- warp_rows: (G lanes per row, K vectors per lane) -------------------------------------------
-// 8 elements per lane (fp32 K = 2, 16-bit K = 1) while lanes are added, more vectors per lane
-// at G = 32, and beside each capacity the same row on fewer lanes with more vectors each. 16-bit
-// rows take 2 vectors per lane first wherever the capacity allows (on the H200 they beat 1 vector
-// per lane by 1.24-1.36x at N = 32 ... 256: docs/performance.md). A 16-bit lane holds at most 4
-// vectors: at 8 (64 elements) ptxas needed 194 registers and spilled.
+// fp32: 8 elements per lane (K = 2) while lanes are added up to capacity 64, from capacity 128 on
+// 4 vectors per lane first (on the H200 1.02x at N = 128 and 1.07x at N = 256 over 2 vectors on
+// twice the lanes: session 3's tuning run), and beside each capacity the same row on other
+// lanes x vectors. 16-bit rows take 2 vectors per lane first wherever the capacity allows (on the
+// H200 they beat 1 vector per lane by 1.24-1.36x at N = 32 ... 256: docs/performance.md). A
+// 16-bit lane holds at most 4 vectors: at 8 (64 elements) ptxas needed 194 registers and spilled.
 using WarpRowsTilesFp32 =
     TileList<RegisterTile<1, 2>, RegisterTile<2, 2>, RegisterTile<4, 2>, RegisterTile<2, 4>,
-             RegisterTile<8, 2>, RegisterTile<4, 4>, RegisterTile<2, 8>, RegisterTile<16, 2>,
-             RegisterTile<8, 4>, RegisterTile<4, 8>, RegisterTile<32, 2>, RegisterTile<16, 4>,
+             RegisterTile<8, 2>, RegisterTile<4, 4>, RegisterTile<2, 8>, RegisterTile<8, 4>,
+             RegisterTile<16, 2>, RegisterTile<4, 8>, RegisterTile<16, 4>, RegisterTile<32, 2>,
              RegisterTile<8, 8>, RegisterTile<32, 4>, RegisterTile<16, 8>, RegisterTile<32, 8>>;
 using WarpRowsTiles16 =
     TileList<RegisterTile<1, 1>, RegisterTile<2, 1>, RegisterTile<2, 2>, RegisterTile<4, 1>,
@@ -54,18 +55,22 @@ constexpr bool warp_rows_two_rows_per_trip(int vecs, int vec_elems) { return vec
 // ---- block_row: (threads, K vectors per thread) ---------------------------------------------
 // fp32: 16 or 32 elements per thread (4 or 8 vectors). bf16/fp16: 32 elements (4 vectors) first,
 // 16 (2 vectors) beside them: on the H200 a 16-bit row of 16384 on 512 x 4 ran 1.54x faster than
-// on 1024 x 2 (more bytes in flight per thread). Every block stays within 64 registers a thread.
+// on 1024 x 2 (more bytes in flight per thread). 1024 x 4 holds 32768 16-bit elements as the 32
+// fp32 registers a thread of fp32's 1024 x 8 holds. Every block stays within 64 registers a thread.
 using BlockRowTilesFp32 = TileList<RegisterTile<128, 4>, RegisterTile<256, 4>, RegisterTile<512, 4>,
                                    RegisterTile<512, 8>, RegisterTile<1024, 8>>;
 using BlockRowTiles16 =
     TileList<RegisterTile<64, 4>, RegisterTile<128, 2>, RegisterTile<128, 4>, RegisterTile<256, 2>,
-             RegisterTile<256, 4>, RegisterTile<512, 2>, RegisterTile<512, 4>, RegisterTile<1024, 2>>;
+             RegisterTile<256, 4>, RegisterTile<512, 2>, RegisterTile<512, 4>, RegisterTile<1024, 2>,
+             RegisterTile<1024, 4>>;
 
 // ---- cluster_tile: (threads, K) per block, largest first ---------------------------------------
-// block_row's largest tiles: 32768 (fp32) or 16384 (16-bit) elements per block on 1024 threads,
-// and 16384 on 512 threads (two blocks per SM, twice the blocks per row).
+// block_row's largest tiles: 32768 elements per block on 1024 threads (fp32 8 vectors, 16-bit 4:
+// 32 fp32 registers a thread either way), then 16384 on 512 threads (two blocks per SM, twice
+// the blocks per row) and, for 16-bit rows, 16384 on 1024 threads.
 using ClusterTileTilesFp32 = TileList<RegisterTile<1024, 8>, RegisterTile<512, 8>>;
-using ClusterTileTiles16 = TileList<RegisterTile<1024, 2>, RegisterTile<512, 4>>;
+using ClusterTileTiles16 =
+    TileList<RegisterTile<1024, 4>, RegisterTile<512, 4>, RegisterTile<1024, 2>>;
 
 // The list as the dispatch's TileShapes, in order.
 template <class... Tiles>

@@ -15,10 +15,11 @@
 // others. tile_lists.hpp lists them, for this file and the dispatch alike.
 //
 // Cost per element: one read and one write (8 B fp32, 4 B bf16/fp16: TrafficModel::fused);
-// FLOPs: 1 FFMA + 1 MUFU.EX2 per element for the sum, then 1 FMUL for the output (fp32 tiles keep
-// the exponentials: row_tile.cuh; 16-bit tiles evaluate FFMA + EX2 again), the max and sum adds. Bound: DRAM bandwidth, provided enough loads are in flight: each lane issues its K
-// loads before the first shuffle, and an SM holds 16 to 64 warps of this kernel (by its register
-// count, 32 to 99 per thread: docs/performance.md): 24 to 98 KB of loads in flight.
+// FLOPs: 1 FFMA + 1 MUFU.EX2 per element for the sum, then 1 FMUL for the output (the tiles keep
+// the exponentials, in fp32 whatever the storage: row_tile.cuh), the max and sum adds. Bound: DRAM
+// bandwidth, provided enough loads are in flight: each lane issues its K loads (R x K with two
+// rows per trip) before the first shuffle, and an SM holds 24 to 64 warps of this kernel (by its
+// register count, 32 to 80 per thread: docs/performance.md): 24 to 98 KB of loads in flight.
 //
 // Limits: N <= G * K * V of the largest tile (1024). Rows not 16-byte aligned (odd ld or base) take
 // the W = 1 path of the same kernel: correct, with 4-8x more (scalar) load instructions.
@@ -35,7 +36,7 @@ namespace smr::prod {
 
 namespace {
 
-template <int W, int G, int K, int R, bool kWide, class T>
+template <int W, int G, int K, int R, class T>
 __device__ __forceinline__ void warp_rows_body(const T* __restrict__ x, T* __restrict__ y,
                                                std::int64_t M, std::int64_t N, std::int64_t ld_x,
                                                std::int64_t ld_y) {
@@ -52,7 +53,7 @@ __device__ __forceinline__ void warp_rows_body(const T* __restrict__ x, T* __res
   // R tiles' loads are issued before the first reduction (R times the bytes in flight per warp).
   for (std::int64_t first = warp * kRowsPerWarp * R; first < M;
        first += warps * kRowsPerWarp * R) {
-    RowTile<T, K, kWide> tile[R];
+    RowTile<T, K> tile[R];
     std::int64_t row[R];
 #pragma unroll
     for (int k = 0; k < R; ++k) {
@@ -65,26 +66,25 @@ __device__ __forceinline__ void warp_rows_body(const T* __restrict__ x, T* __res
       const RowStats mine = tile_stats(tile[k]);
       const RowStats stats = group_allreduce<G>(mine, MergeOp{});
       if (row[k] < M)
-        store_tile<W, G>(y + row[k] * ld_y, N, lane_in_row, tile[k], tile_scale(tile[k], mine, stats));
+        store_tile<W, G>(y + row[k] * ld_y, N, lane_in_row, tile[k], tile_scale(mine, stats));
     }
   }
 }
 
-template <class T, int G, int K, int R, bool kWide>
+template <class T, int G, int K, int R>
 __global__ void __launch_bounds__(kWarpRowsThreads)
     warp_rows_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t M, std::int64_t N,
                      std::int64_t ld_x, std::int64_t ld_y, bool vectorized) {
   if (vectorized)
-    warp_rows_body<Vec<T>::kElems, G, K, R, kWide>(x, y, M, N, ld_x, ld_y);
+    warp_rows_body<Vec<T>::kElems, G, K, R>(x, y, M, N, ld_x, ld_y);
   else
-    warp_rows_body<1, G, K, R, kWide>(x, y, M, N, ld_x, ld_y);
+    warp_rows_body<1, G, K, R>(x, y, M, N, ld_x, ld_y);
 }
 
-// kWide: fp32 tiles always are (RowTile); 16-bit tiles when the plan says so (one row per trip).
-template <class T, int G, int K, int R, bool kWide = sizeof(T) == 4>
+template <class T, int G, int K, int R>
 void launch_tile(const SoftmaxPlan& plan, const Launch& l) {
   const Problem& p = l.p;
-  const auto kernel = warp_rows_kernel<T, G, K, R, kWide>;
+  const auto kernel = warp_rows_kernel<T, G, K, R>;
   constexpr std::int64_t kRowsPerBlock = (kWarpRowsThreads / kWarpSize) * (kWarpSize / G) * R;
   static const std::int64_t resident =
       resident_blocks(reinterpret_cast<const void*>(kernel), kWarpRowsThreads, 0);
@@ -112,11 +112,7 @@ void launch_warp_rows(const SoftmaxPlan& plan, const Launch& l) {
         throw std::invalid_argument("warp_rows: tile G=" + std::to_string(G) +
                                     " K=" + std::to_string(K) + " holds fewer than N = " +
                                     std::to_string(p.N) + " elements");
-      if (plan.wide && sizeof(T) != 4) {
-        if (plan.rows_per_trip != 1)
-          throw std::invalid_argument("warp_rows: wide 16-bit tiles take one row per trip");
-        launch_tile<T, G, K, 1, true>(plan, l);
-      } else if (plan.rows_per_trip == 1) {
+      if (plan.rows_per_trip == 1) {
         launch_tile<T, G, K, 1>(plan, l);
       } else if constexpr (warp_rows_two_rows_per_trip(K, Vec<T>::kElems)) {
         if (plan.rows_per_trip != 2)

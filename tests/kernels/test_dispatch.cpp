@@ -25,12 +25,6 @@ void check_invariants(const SoftmaxPlan& s, const Problem& p, const DeviceLimits
   INFO(summary(s) << " for M = " << p.M << ", N = " << p.N << " " << to_string(p.dtype));
   CHECK(!s.why.empty());
   if (s.family != SoftmaxFamily::warp_rows) CHECK(s.rows_per_trip == 1);
-  // Wide tiles: 16-bit warp_rows (one row per trip) and block_row only; fp32 tiles always are.
-  if (s.wide) {
-    CHECK(p.dtype != DType::f32);
-    CHECK((s.family == SoftmaxFamily::block_row ||
-           (s.family == SoftmaxFamily::warp_rows && s.rows_per_trip == 1)));
-  }
   const std::int64_t V = vec_elems(p.dtype);
   const std::int64_t b = dtype_bytes(p.dtype);
   switch (s.family) {
@@ -147,25 +141,18 @@ TEST_CASE("dispatch: each family takes the rows it is built for, edge N - 1 / N 
     CHECK(plan_softmax(dense(M, kWarpRowsMaxN, t), kH200).family == SoftmaxFamily::warp_rows);
     CHECK(plan_softmax(dense(M, kWarpRowsMaxN + 1, t), kH200).family == SoftmaxFamily::block_row);
     const std::int64_t block_max = block_row_max_n(t);
-    CHECK(block_max == (t == DType::f32 ? kBlockRowMaxNFp32 : kBlockRowMaxN));
+    CHECK(block_max == kBlockRowMaxN);
     CHECK(plan_softmax(dense(M, block_max - 1, t), kH200).family == SoftmaxFamily::block_row);
     CHECK(plan_softmax(dense(M, block_max, t), kH200).family == SoftmaxFamily::block_row);
+    // Register tiles across a cluster (up to 4 x 32768), then shared-memory slices.
     const SoftmaxPlan past_block = plan_softmax(dense(M, block_max + 1, t), kH200);
-    if (t == DType::f32) {
-      // fp32: register tiles across a cluster (up to 4 x 32768), then shared-memory slices.
-      CHECK(past_block.family == SoftmaxFamily::cluster_tile);
-      CHECK(past_block.cluster == 2);
-      const SoftmaxPlan at_tiles = plan_softmax(dense(M, cluster_tile_max_n(t), t), kH200);
-      CHECK(at_tiles.family == SoftmaxFamily::cluster_tile);
-      CHECK(at_tiles.cluster == kClusterTileDefaultMax);
-      CHECK(plan_softmax(dense(M, cluster_tile_max_n(t) + 1, t), kH200).family ==
-            SoftmaxFamily::cluster_row);
-    } else {
-      // 16-bit: shared-memory slices from the first row too long for a block's registers.
-      CHECK(cluster_tile_max_n(t) == 0);
-      CHECK(past_block.family == SoftmaxFamily::cluster_row);
-      CHECK(past_block.cluster == 1);
-    }
+    CHECK(past_block.family == SoftmaxFamily::cluster_tile);
+    CHECK(past_block.cluster == 2);
+    const SoftmaxPlan at_tiles = plan_softmax(dense(M, cluster_tile_max_n(t), t), kH200);
+    CHECK(at_tiles.family == SoftmaxFamily::cluster_tile);
+    CHECK(at_tiles.cluster == kClusterTileDefaultMax);
+    CHECK(plan_softmax(dense(M, cluster_tile_max_n(t) + 1, t), kH200).family ==
+          SoftmaxFamily::cluster_row);
     // The longest row 8 shared-memory slices hold, and one past it: split over the card.
     const std::int64_t cluster_max_n = cluster_row_max_n(t);
     CHECK(cluster_max_n == kClusterRowDefaultMax * static_cast<std::int64_t>(kClusterSliceMax) /
@@ -179,8 +166,8 @@ TEST_CASE("dispatch: each family takes the rows it is built for, edge N - 1 / N 
     // Rows per wave: a cluster needs M x C >= SMs, else the rows are split over the whole card.
     const std::int64_t n = 256 * 1024 / dtype_bytes(t);  // 256 KB rows
     const SoftmaxPlan wide = plan_softmax(dense(1024, n, t), kH200);
-    // fp32: 2 register tiles of 32768; 16-bit: 4 shared-memory slices of 64 KB.
-    const SoftmaxFamily f = t == DType::f32 ? SoftmaxFamily::cluster_tile : SoftmaxFamily::cluster_row;
+    // Register tiles of 32768: 2 (fp32) or 4 (16-bit).
+    const SoftmaxFamily f = SoftmaxFamily::cluster_tile;
     REQUIRE(wide.family == f);
     const int C = t == DType::f32 ? 2 : 4;
     REQUIRE(wide.cluster == C);
@@ -386,11 +373,12 @@ TEST_CASE("dispatch: two rows per trip are candidates for short rows", "[dispatc
     if (s.family == SoftmaxFamily::warp_rows && s.vecs * 4 > 16) CHECK(s.rows_per_trip == 1);
 }
 
-TEST_CASE("dispatch: split_row prefetches into L2 only while a wave of rows fits a third of it",
+TEST_CASE("dispatch: split_row prefetches into L2 only while a wave of rows fills at most 41% of it",
           "[dispatch]") {
-  // M = 32, N = 2^22 fp32: one 16 MB row per wave, under 60 MiB / 3: prefetch.
+  // M = 32, N = 2^22 fp32: one 16 MB row per wave: prefetch; M = 64, N = 2^21: 3 rows, 25.2 MB.
   CHECK(plan_softmax(dense(32, 1 << 22, DType::f32), kH200).prefetch);
-  // M = 128, N = 2^20: 7 rows of 4 MB = 28 MB per wave: no prefetch (the lines would not last).
+  CHECK(plan_softmax(dense(64, 1 << 21, DType::f32), kH200).prefetch);
+  // M = 128, N = 2^20: 7 rows of 4 MB = 29.4 MB per wave: no prefetch (the lines would not last).
   const SoftmaxPlan b = plan_softmax(dense(128, 1 << 20, DType::f32), kH200);
   CHECK(b.rows_in_flight == 7);
   CHECK_FALSE(b.prefetch);
@@ -402,16 +390,4 @@ TEST_CASE("dispatch: split_row prefetches into L2 only while a wave of rows fits
     REQUIRE(plans.size() == 2);
     CHECK(plans[0].prefetch != plans[1].prefetch);
   }
-}
-
-TEST_CASE("dispatch: 16-bit tiles held as fp32 are candidates beside the narrow ones", "[dispatch]") {
-  for (const Problem& p : {dense(131072, 1024, DType::bf16), dense(16384, 8192, DType::f16)}) {
-    const auto plans = candidate_plans(p, kH200);
-    CHECK_FALSE(plans.front().wide);  // the default stays narrow until a measurement says else
-    const auto wide = std::count_if(plans.begin(), plans.end(), [](const SoftmaxPlan& s) { return s.wide; });
-    CHECK(wide >= 1);
-    for (const SoftmaxPlan& s : plans)
-      if (s.wide) CHECK(summary(s).find(" wide") != std::string::npos);
-  }
-  for (const SoftmaxPlan& s : candidate_plans(dense(16384, 8192, DType::f32), kH200)) CHECK_FALSE(s.wide);
 }
