@@ -277,6 +277,7 @@ std::vector<TileShape> cluster_tile_tiles(DType t) {
 std::int64_t block_row_max_n(DType) { return kBlockRowMaxN; }
 
 std::int64_t cluster_tile_max_n(DType t) {
+  if (t != DType::f32) return 0;
   const TileShape big = cluster_tile_tiles(t).front();
   return static_cast<i64>(kClusterTileDefaultMax) * big.threads_or_lanes * big.vecs * vec_elems(t);
 }
@@ -368,7 +369,7 @@ SoftmaxPlan plan_softmax(const Problem& p, const DeviceLimits& d, int max_cluste
   if (p.N <= kWarpRowsMaxN) return first(SoftmaxFamily::warp_rows);
   if (p.N <= block_row_max_n(p.dtype)) return first(SoftmaxFamily::block_row);
 
-  // Longer rows: a cluster of register tiles while 4 of them hold the row; it needs at
+  // Longer rows: a cluster of register tiles while 4 of them hold the row (fp32); it needs at
   // least a full wave of blocks (M x C >= SMs), else the rows are split over the whole card.
   if (max_cluster > 1 && p.N <= cluster_tile_max_n(p.dtype)) {
     SoftmaxPlan t = cluster_tile_plan(p, d, cluster_tile_tiles(p.dtype).front(),

@@ -66,11 +66,12 @@ inline constexpr std::int64_t kWarpRowsMaxN = 1024;
 inline constexpr std::int64_t kBlockRowMaxN = 32768;  // every dtype
 std::int64_t block_row_max_n(DType t);
 // The largest clusters the dispatch picks by default (the tuning test times the others: on the
-// H200, fp32, 16-block cluster_tile rows and 16-block cluster_row rows were slower than split_row:
-// docs/performance.md).
-inline constexpr int kClusterTileDefaultMax = 4;
+// H200, fp32, 16-block cluster_tile rows and 16-block cluster_row rows were slower than split_row;
+// 16-bit cluster_tile rows ran 0.87-0.90x cluster_row's at N = 65536 and 131072: session 3's
+// tuning run, docs/performance.md).
+inline constexpr int kClusterTileDefaultMax = 4;  // fp32 only
 inline constexpr int kClusterRowDefaultMax = 8;
-// The longest row cluster_tile runs by default: 4 tiles of 32768.
+// The longest row cluster_tile runs by default: 4 tiles of 32768 fp32; 0 for 16-bit rows.
 std::int64_t cluster_tile_max_n(DType t);
 // The longest row cluster_row runs by default: 8 slices of kClusterSliceMax.
 std::int64_t cluster_row_max_n(DType t);

@@ -144,15 +144,23 @@ TEST_CASE("dispatch: each family takes the rows it is built for, edge N - 1 / N 
     CHECK(block_max == kBlockRowMaxN);
     CHECK(plan_softmax(dense(M, block_max - 1, t), kH200).family == SoftmaxFamily::block_row);
     CHECK(plan_softmax(dense(M, block_max, t), kH200).family == SoftmaxFamily::block_row);
-    // Register tiles across a cluster (up to 4 x 32768), then shared-memory slices.
     const SoftmaxPlan past_block = plan_softmax(dense(M, block_max + 1, t), kH200);
-    CHECK(past_block.family == SoftmaxFamily::cluster_tile);
-    CHECK(past_block.cluster == 2);
-    const SoftmaxPlan at_tiles = plan_softmax(dense(M, cluster_tile_max_n(t), t), kH200);
-    CHECK(at_tiles.family == SoftmaxFamily::cluster_tile);
-    CHECK(at_tiles.cluster == kClusterTileDefaultMax);
-    CHECK(plan_softmax(dense(M, cluster_tile_max_n(t) + 1, t), kH200).family ==
-          SoftmaxFamily::cluster_row);
+    if (t == DType::f32) {
+      // fp32: register tiles across a cluster (up to 4 x 32768), then shared-memory slices.
+      CHECK(past_block.family == SoftmaxFamily::cluster_tile);
+      CHECK(past_block.cluster == 2);
+      const SoftmaxPlan at_tiles = plan_softmax(dense(M, cluster_tile_max_n(t), t), kH200);
+      CHECK(at_tiles.family == SoftmaxFamily::cluster_tile);
+      CHECK(at_tiles.cluster == kClusterTileDefaultMax);
+      CHECK(plan_softmax(dense(M, cluster_tile_max_n(t) + 1, t), kH200).family ==
+            SoftmaxFamily::cluster_row);
+    } else {
+      // 16-bit: shared-memory slices from the first row too long for a block's registers, the
+      // fewest of at most 64 KB each (32769 elements: 2).
+      CHECK(cluster_tile_max_n(t) == 0);
+      CHECK(past_block.family == SoftmaxFamily::cluster_row);
+      CHECK(past_block.cluster == 2);
+    }
     // The longest row 8 shared-memory slices hold, and one past it: split over the card.
     const std::int64_t cluster_max_n = cluster_row_max_n(t);
     CHECK(cluster_max_n == kClusterRowDefaultMax * static_cast<std::int64_t>(kClusterSliceMax) /
@@ -166,8 +174,8 @@ TEST_CASE("dispatch: each family takes the rows it is built for, edge N - 1 / N 
     // Rows per wave: a cluster needs M x C >= SMs, else the rows are split over the whole card.
     const std::int64_t n = 256 * 1024 / dtype_bytes(t);  // 256 KB rows
     const SoftmaxPlan wide = plan_softmax(dense(1024, n, t), kH200);
-    // Register tiles of 32768: 2 (fp32) or 4 (16-bit).
-    const SoftmaxFamily f = SoftmaxFamily::cluster_tile;
+    // fp32: 2 register tiles of 32768; 16-bit: 4 shared-memory slices of 64 KB.
+    const SoftmaxFamily f = t == DType::f32 ? SoftmaxFamily::cluster_tile : SoftmaxFamily::cluster_row;
     REQUIRE(wide.family == f);
     const int C = t == DType::f32 ? 2 : 4;
     REQUIRE(wide.cluster == C);

@@ -127,8 +127,8 @@ TEST_CASE("production softmax: each family at the dispatch's edges, fp32 / bf16 
     for (const std::int64_t n : {kWarpRowsMaxN + 1, std::int64_t{2047}, std::int64_t{2048},
                                  std::int64_t{2049}, std::int64_t{8193}, block_max - 1, block_max})
       shapes.push_back(dense(40, n, t));
-    // cluster_tile: its first N, its longest default row and one past it (cluster_row);
-    // cluster_row: its longest default row and one past it (split).
+    // cluster_tile (fp32): its first N, its longest default row and one past it (cluster_row);
+    // cluster_row: its first N (16-bit), its longest default row and one past it (split).
     const std::int64_t m16 = (d.sm_count + kMaxClusterSize - 1) / kMaxClusterSize;
     const std::int64_t m8 = (d.sm_count + kClusterRowDefaultMax - 1) / kClusterRowDefaultMax;
     shapes.push_back(dense(200, block_max + 1, t));
@@ -154,8 +154,8 @@ TEST_CASE("production softmax: each family at the dispatch's edges, fp32 / bf16 
       check_case(p, p.M >= 8 ? InputKind::mixed : InputKind::outliers, next_seed());
     }
     INFO("dtype " << to_string(t));
-    // Every family the dispatch picks was exercised.
-    CHECK(hit.size() == 5u);
+    // Every family the dispatch picks for this dtype was exercised (cluster_tile: fp32 only).
+    CHECK(hit.size() == (t == DType::f32 ? 5u : 4u));
   }
 }
 
