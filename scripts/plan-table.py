@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""The production softmax's plan and % of the copy ceiling per shape, generated from results.json
+files -- the table of docs/performance.md's "What ran" section, never typed by hand.
+
+    scripts/plan-table.py RESULTS.json [RESULTS.json ...]              print the table
+    scripts/plan-table.py RESULTS.json [...] --into docs/performance.md  replace the table between
+                                                                        the plan-table markers
+
+For every shape (M, N) any of the files has a `softmax` record for, one row: the plan of each dtype
+in short form (read from the record's `extra.plan`, the dispatch's own words) and its % of the
+copy ceiling measured in that run. Shapes are listed in the order the files give them.
+"""
+import argparse
+import json
+import re
+import sys
+
+BEGIN = "<!-- plan-table:begin (scripts/plan-table.py; do not edit) -->"
+END = "<!-- plan-table:end -->"
+
+
+def short(plan):
+    """A compact form of the dispatch's sentence, e.g. 'warp_rows G=16 K=2, one block per 16 rows'."""
+    if not plan:
+        return "-"
+
+    def num(pattern):
+        m = re.search(pattern, plan)
+        return m.group(1) if m else "?"
+
+    if ": warp_rows," in plan:
+        grid = "persistent" if "grid-stride" in plan else "one block per " + num(r"one block per (\d+) rows") + " rows"
+        trip = num(r"(\d+) rows per warp per trip")
+        lanes = num(r"(\d+) lane\(s\) per row")
+        two = ", 2 rows per lane group per trip" if lanes != "?" and trip != "?" and int(trip) == 2 * (32 // int(lanes)) else ""
+        vecs = num(r"per row x (\d+) 16-byte")
+        return f"warp_rows G={lanes} K={vecs}, {grid}{two}"
+    if ": block_row," in plan:
+        threads, vecs = num(r"(\d+) threads x"), num(r"threads x (\d+) 16-byte")
+        return f"block_row T={threads} K={vecs}"
+    if ": cluster_tile," in plan:
+        c, per_block = num(r"cluster of (\d+) block"), num(r"holding (\d+) elements")
+        return f"cluster_tile C={c}, {per_block} per block in registers"
+    if ": cluster_row," in plan:
+        c, size = num(r"cluster of (\d+) block"), num(r"elements \(([^)]*)\) per block")
+        return f"cluster_row C={c}, {size} slices in smem"
+    if ": split_row," in plan:
+        s, r = num(r"over (\d+) blocks"), num(r"\((\d+) row\(s\) at a time\)")
+        out = f"split_row S={s}, R={r}"
+        if "read twice" in plan:
+            out += ", part read twice"
+        if "prefetched into L2" in plan:
+            out += ", L2 prefetch"
+        return out
+    return plan.split(":")[1].split(",")[0].strip() if ":" in plan else plan
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("results", nargs="+")
+    ap.add_argument("--into", help="a Markdown file whose plan-table markers get the table")
+    a = ap.parse_args()
+    rows = {}  # (M, N) -> dtype -> record
+    order = []
+    sources = []
+    for path in a.results:
+        with open(path) as f:
+            doc = json.load(f)
+        if doc.get("schema") != "softmax-roofline/results":
+            sys.exit(f"plan-table.py: {path}: not a softmax-roofline results document")
+        sources.append(path)
+        for r in doc["records"]:
+            if r.get("kernel") != "softmax":
+                continue
+            key = (r["M"], r["N"])
+            if key not in rows:
+                rows[key] = {}
+                order.append(key)
+            rows[key][r["dtype"]] = r
+    dtypes = [d for d in ("fp32", "bf16", "fp16") if any(d in v for v in rows.values())]
+
+    def cell(r):
+        if r is None:
+            return "-", "-"
+        if r.get("status") != "ok":
+            return r.get("status", "-"), "-"
+        plan = (r.get("extra") or {}).get("plan")
+        pct = r.get("pct_of_copy")
+        return short(plan if isinstance(plan, str) else ""), (f"{pct:.1f}%" if pct is not None else "-")
+
+    lines = ["Generated from " + ", ".join(f"`{s}`" for s in sources) + " by `scripts/plan-table.py`.", ""]
+    head = "| N | M |" + "".join(f" {d} plan | {d} |" for d in dtypes)
+    lines += [head, "|---:|---:|" + "---|---:|" * len(dtypes)]
+    for (m, n) in order:
+        cells = []
+        for d in dtypes:
+            cells += list(cell(rows[(m, n)].get(d)))
+        lines.append(f"| {n} | {m} | " + " | ".join(cells) + " |")
+    table = "\n".join(lines)
+    if not a.into:
+        print(table)
+        return
+    with open(a.into) as f:
+        text = f.read()
+    if BEGIN not in text or END not in text:
+        sys.exit(f"plan-table.py: {a.into}: no plan-table markers ({BEGIN} ... {END})")
+    head, rest = text.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    with open(a.into, "w") as f:
+        f.write(head + BEGIN + "\n" + table + "\n" + END + tail)
+
+
+if __name__ == "__main__":
+    main()
