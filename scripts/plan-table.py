@@ -19,34 +19,37 @@ BEGIN = "<!-- plan-table:begin (scripts/plan-table.py; do not edit) -->"
 END = "<!-- plan-table:end -->"
 
 
+# Families whose short form is a format filled from the dispatch's sentence, one pattern a field.
+SIMPLE = [
+    (": block_row,", "block_row T={} K={}", [r"(\d+) threads x", r"threads x (\d+) 16-byte"]),
+    (": cluster_tile,", "cluster_tile C={}, {} per block in registers",
+     [r"cluster of (\d+) block", r"holding (\d+) elements"]),
+    (": cluster_row,", "cluster_row C={}, {} slices in smem",
+     [r"cluster of (\d+) block", r"elements \(([^)]*)\) per block"]),
+]
+
+
+def field(plan, pattern):
+    m = re.search(pattern, plan)
+    return m.group(1) if m else "?"
+
+
 def short(plan):
     """A compact form of the dispatch's sentence, e.g. 'warp_rows G=16 K=2, one block per 16 rows'."""
     if not plan:
         return "-"
-
-    def num(pattern):
-        m = re.search(pattern, plan)
-        return m.group(1) if m else "?"
-
+    for marker, form, patterns in SIMPLE:
+        if marker in plan:
+            return form.format(*(field(plan, p) for p in patterns))
     if ": warp_rows," in plan:
-        grid = "persistent" if "grid-stride" in plan else "one block per " + num(r"one block per (\d+) rows") + " rows"
-        trip = num(r"(\d+) rows per warp per trip")
-        lanes = num(r"(\d+) lane\(s\) per row")
-        two = ", 2 rows per lane group per trip" if lanes != "?" and trip != "?" and int(trip) == 2 * (32 // int(lanes)) else ""
-        vecs = num(r"per row x (\d+) 16-byte")
-        return f"warp_rows G={lanes} K={vecs}, {grid}{two}"
-    if ": block_row," in plan:
-        threads, vecs = num(r"(\d+) threads x"), num(r"threads x (\d+) 16-byte")
-        return f"block_row T={threads} K={vecs}"
-    if ": cluster_tile," in plan:
-        c, per_block = num(r"cluster of (\d+) block"), num(r"holding (\d+) elements")
-        return f"cluster_tile C={c}, {per_block} per block in registers"
-    if ": cluster_row," in plan:
-        c, size = num(r"cluster of (\d+) block"), num(r"elements \(([^)]*)\) per block")
-        return f"cluster_row C={c}, {size} slices in smem"
+        lanes, vecs = field(plan, r"(\d+) lane\(s\) per row"), field(plan, r"per row x (\d+) 16-byte")
+        trip, per_block = field(plan, r"(\d+) rows per warp per trip"), field(plan, r"one block per (\d+) rows")
+        grid = "persistent" if "grid-stride" in plan else "one block per " + per_block + " rows"
+        two = lanes != "?" and trip != "?" and int(trip) == 2 * (32 // int(lanes))
+        return f"warp_rows G={lanes} K={vecs}, {grid}" + (", 2 rows per lane group per trip" if two else "")
     if ": split_row," in plan:
-        s, r = num(r"over (\d+) blocks"), num(r"\((\d+) row\(s\) at a time\)")
-        out = f"split_row S={s}, R={r}"
+        blocks, rows = field(plan, r"over (\d+) blocks"), field(plan, r"\((\d+) row\(s\) at a time\)")
+        out = f"split_row S={blocks}, R={rows}"
         if "read twice" in plan:
             out += ", part read twice"
         if "prefetched into L2" in plan:

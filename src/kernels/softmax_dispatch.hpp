@@ -6,17 +6,17 @@
 // launch_plan(); the tuning test (tests/kernels/test_production.cpp, tag [.tune]) times every
 // plan candidate_plans() offers for a shape.
 //
-// The kernel families, by row length (a register tile holds 16-byte vectors, twice as many bf16
-// elements per vector, and the 16-bit tiles take half the vectors per thread to stay within the
-// registers the fp32 ones use; cluster_row is the alternative to cluster_tile that the tuning test
-// times, and the default where cluster_tile cannot hold the row):
+// The kernel families, by row length (a register tile holds its elements as fp32 whatever the
+// storage, so a 16-bit tile takes half the 16-byte vectors per thread of an fp32 tile of the same
+// length; cluster_row is the alternative to cluster_tile that the tuning test times, and the
+// default where cluster_tile cannot hold the row or the rows are 16-bit):
 //   warp_rows    N <= 1024          G = 1..32 lanes per row, rows in registers, 32/G rows per
-//                                   warp, grid-stride over rows, grid sized to the card
-//   block_row    N <= 32768 fp32,   one block per row, 128..1024 threads x K 16-byte vectors in
-//                16384 16-bit       registers, every load issued before the first reduction
+//                                   warp (or two rows per lane group per trip, a candidate)
+//   block_row    N <= 32768         one block per row, 64..1024 threads x K 16-byte vectors in
+//                                   registers, every load issued before the first reduction
 //   cluster_tile N <= 16 tiles      the row split over a cluster of C <= 16 blocks, each slice in
-//                (524288 fp32,      registers (a block_row tile), (max, sum) exchanged through
-//                262144 16-bit)     distributed shared memory; needs M x C >= SMs
+//                (524288)           registers (a block_row tile), (max, sum) exchanged through
+//                                   distributed shared memory; needs M x C >= SMs
 //   cluster_row  row <= 16 x 112 KB the row split over a cluster of C <= 16 blocks, each slice in
 //                (458752 fp32,      shared memory (TMA bulk copy), (max, sum) exchanged through
 //                917504 bf16)       distributed shared memory; needs M x C >= SMs
