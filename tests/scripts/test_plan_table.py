@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""Tests of scripts/plan-table.py on results documents written here (no GPU, no build)."""
+import importlib.util
+import json
+import pathlib
+import subprocess
+import sys
+import tempfile
+import unittest
+
+SCRIPT = pathlib.Path(__file__).resolve().parents[2] / "scripts" / "plan-table.py"
+spec = importlib.util.spec_from_file_location("plan_table", SCRIPT)
+plan_table = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(plan_table)
+
+# The dispatch's own sentences (softmax_dispatch.cpp), one per family.
+WARP = ("M = 1048576, N = 128 fp32 (512 B rows): warp_rows, 8 lane(s) per row x 4 16-byte vector(s) "
+        "per lane = 128 elements in registers, 4 rows per warp per trip, one block per 32 rows")
+WARP_R2 = ("M = 1048576, N = 128 fp32 (512 B rows): warp_rows, 16 lane(s) per row x 2 16-byte "
+           "vector(s) per lane = 128 elements in registers, 4 rows per warp per trip, one block per 32 rows")
+WARP_PERSISTENT = ("M = 1048576, N = 128 bf16 (256 B rows): warp_rows, 8 lane(s) per row x 2 16-byte "
+                   "vector(s) per lane = 128 elements in registers, 4 rows per warp per trip, "
+                   "grid-stride over rows on a grid sized to the card")
+BLOCK = ("M = 65536, N = 2048 fp32 (8 KiB rows): block_row, one block per row, 128 threads x 4 16-byte "
+         "vectors = 2048 elements in registers, every load issued before the first reduction")
+TILE = ("M = 2048, N = 65536 fp32 (256 KiB rows): cluster_tile, a cluster of 2 block(s) per row, each "
+        "holding 32768 elements in registers (a tile of 1024 threads x 8 16-byte vectors), (max, sum) "
+        "exchanged through distributed shared memory; x read once")
+ROW = ("M = 2048, N = 65536 bf16 (128 KiB rows): cluster_row, a cluster of 2 block(s) per row, 32768 "
+       "elements (64 KiB) per block held in shared memory (TMA bulk copy), (max, sum) exchanged through "
+       "distributed shared memory; x read once")
+SPLIT = ("M = 32, N = 4194304 fp32 (16 MiB rows): split_row, each row over 264 blocks of a co-resident "
+         "grid of 264 (1 row(s) at a time), 15888 elements per block held in shared memory (62.1 KiB): x "
+         "read once; (max, sum) partials through global memory, the next slice prefetched into L2 while a "
+         "row waits for its partials; each block copies its next slice in chunk by chunk as it writes this one")
+SPLIT_TWICE = ("M = 1, N = 67108864 fp32 (256 MiB rows): split_row, each row over 264 blocks of a "
+               "co-resident grid of 264 (1 row(s) at a time), 254204 elements per block, the first 28672 "
+               "(112 KiB) held in shared memory, the rest (89% of the row) read twice, the second time in "
+               "reverse so its tail hits L2; (max, sum) partials through global memory")
+
+
+def record(dtype, m, n, plan, pct=97.25, status="ok", kernel="softmax"):
+    return {"kernel": kernel, "dtype": dtype, "M": m, "N": n, "status": status, "pct_of_copy": pct,
+            "extra": {"plan": plan}}
+
+
+def doc(records):
+    return {"schema": "softmax-roofline/results", "schema_version": 1, "records": records}
+
+
+class Short(unittest.TestCase):
+    def test_every_family(self):
+        self.assertEqual(plan_table.short(WARP), "warp_rows G=8 K=4, one block per 32 rows")
+        self.assertEqual(plan_table.short(WARP_R2),
+                         "warp_rows G=16 K=2, one block per 32 rows, 2 rows per lane group per trip")
+        self.assertEqual(plan_table.short(WARP_PERSISTENT), "warp_rows G=8 K=2, persistent")
+        self.assertEqual(plan_table.short(BLOCK), "block_row T=128 K=4")
+        self.assertEqual(plan_table.short(TILE), "cluster_tile C=2, 32768 per block in registers")
+        self.assertEqual(plan_table.short(ROW), "cluster_row C=2, 64 KiB slices in smem")
+        self.assertEqual(plan_table.short(SPLIT), "split_row S=264, R=1, L2 prefetch")
+        self.assertEqual(plan_table.short(SPLIT_TWICE), "split_row S=264, R=1, part read twice")
+        self.assertEqual(plan_table.short(""), "-")
+
+
+class Table(unittest.TestCase):
+    def run_script(self, *args):
+        return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True)
+
+    def test_rows_per_shape_and_dtype(self):
+        with tempfile.TemporaryDirectory() as d:
+            fp32, bf16 = pathlib.Path(d) / "a.json", pathlib.Path(d) / "b.json"
+            fp32.write_text(json.dumps(doc([record("fp32", 65536, 2048, BLOCK),
+                                            record("fp32", 65536, 2048, BLOCK, kernel="fused"),
+                                            record("fp32", 2048, 65536, TILE, status="failed")])))
+            bf16.write_text(json.dumps(doc([record("bf16", 2048, 65536, ROW, pct=66.6)])))
+            out = self.run_script(str(fp32), str(bf16))
+            self.assertEqual(out.returncode, 0, out.stderr)
+            lines = out.stdout.splitlines()
+            self.assertIn("| N | M | fp32 plan | fp32 | bf16 plan | bf16 |", lines)
+            self.assertIn("| 2048 | 65536 | block_row T=128 K=4 | 97.2% | - | - |", lines)
+            # A failed record shows its status, never a number.
+            self.assertIn("| 65536 | 2048 | failed | - | cluster_row C=2, 64 KiB slices in smem | 66.6% |", lines)
+            self.assertEqual(sum(1 for l in lines if l.startswith("| 2048 |")), 1)  # `fused` is not listed
+
+    def test_into_replaces_only_between_the_markers(self):
+        with tempfile.TemporaryDirectory() as d:
+            res, md = pathlib.Path(d) / "r.json", pathlib.Path(d) / "notes.md"
+            res.write_text(json.dumps(doc([record("fp32", 65536, 2048, BLOCK)])))
+            md.write_text(f"before\n{plan_table.BEGIN}\nold table\n{plan_table.END}\nafter\n")
+            out = self.run_script(str(res), "--into", str(md))
+            self.assertEqual(out.returncode, 0, out.stderr)
+            text = md.read_text()
+            self.assertTrue(text.startswith("before\n" + plan_table.BEGIN + "\n"))
+            self.assertTrue(text.endswith(plan_table.END + "\nafter\n"))
+            self.assertNotIn("old table", text)
+            self.assertIn("block_row T=128 K=4", text)
+
+    def test_bad_input(self):
+        with tempfile.TemporaryDirectory() as d:
+            other, md = pathlib.Path(d) / "x.json", pathlib.Path(d) / "notes.md"
+            other.write_text(json.dumps({"schema": "something else"}))
+            bad = self.run_script(str(other))
+            self.assertNotEqual(bad.returncode, 0)
+            self.assertIn("not a softmax-roofline results document", bad.stderr)
+            res = pathlib.Path(d) / "r.json"
+            res.write_text(json.dumps(doc([record("fp32", 65536, 2048, BLOCK)])))
+            md.write_text("no markers here\n")
+            nomark = self.run_script(str(res), "--into", str(md))
+            self.assertNotEqual(nomark.returncode, 0)
+            self.assertIn("no plan-table markers", nomark.stderr)
+            self.assertEqual(md.read_text(), "no markers here\n")  # nothing overwritten
+
+
+if __name__ == "__main__":
+    unittest.main()
