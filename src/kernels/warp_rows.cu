@@ -4,15 +4,17 @@
 // on a short row (N = 128 fp32 is 32 vectors: one warp's worth) and pays two block-wide barriers
 // per 512 bytes. Here a row belongs to a group of G lanes of one warp (G = 1 .. 32, so 32 / G rows
 // per warp), held in registers as K 16-byte vectors per lane (row_tile.cuh); the reductions are
-// log2(G) shuffles, no shared memory, no barrier. The grid is sized to the card (SMs x resident
-// blocks) and each warp strides over the rows, so there is no tail of tiny blocks and no per-row
-// block launch.
+// log2(G) shuffles, no shared memory, no barrier. The grid is either one block per 8 x 32 / G rows
+// (fp32's default: on the H200 1.04-1.08x faster) or sized to the card (SMs x resident blocks)
+// with each warp striding over the rows (16-bit's default); a plan may also give each lane group
+// R = 2 rows per trip, both tiles loaded before the first shuffle (a candidate the tuning test
+// times: docs/performance.md).
 //
-// Tiles (G, K), listed by capacity G x K x V: for each capacity up to 32 lanes with 8 elements
-// per lane (fp32 K = 2, bf16/fp16 K = 1), and beside it the same capacity on fewer lanes with
-// more vectors each (more bytes in flight per warp, more registers per thread): the dispatch
-// takes the first tile of the smallest capacity that holds N, and the tuning test times the
-// others. tile_lists.hpp lists them, for this file and the dispatch alike.
+// Tiles (G, K), listed by capacity G x K x V (tile_lists.hpp, for this file and the dispatch
+// alike): 8 elements per lane while lanes are added (fp32 K = 2, bf16/fp16 K = 1), fp32 from
+// capacity 128 on 4 vectors per lane first, and beside each the same capacity on other lanes x
+// vectors: the dispatch takes the first tile of the smallest capacity that holds N, and the
+// tuning test times the others.
 //
 // Cost per element: one read and one write (8 B fp32, 4 B bf16/fp16: TrafficModel::fused);
 // FLOPs: 1 FFMA + 1 MUFU.EX2 per element for the sum, then 1 FMUL for the output (the tiles keep
