@@ -7,11 +7,14 @@
 // through global memory instead: a persistent grid of G = R x S blocks (2 per SM, launched
 // cooperatively, so that all of them are resident and may wait for each other) works on R rows
 // at a time; block b always takes slice b % S of rows b / S, b / S + R, ... For each (row, slice):
-//   1. copy the slice's resident part into shared memory (TMA bulk, row_slice.cuh) and compute its
-//      (max, sum); the part that does not fit (only when a row is longer than the card's shared
-//      memory can hold) is streamed from global memory for the statistics;
+//   1. wait for the slice's resident part in shared memory (TMA bulk copies, row_slice.cuh, in 4
+//      chunks: issued at the start for the first slice, during step 3 of the one before for the
+//      others) and compute its (max, sum); the part that does not fit (only when a row is longer
+//      than the card's shared memory can hold) is streamed from global memory for the statistics;
 //   2. thread 0 stores the partial, adds 1 to the row's arrival counter (release), prefetches its
-//      next slice into L2 (cp.async.bulk.prefetch) and waits until the counter reaches S (acquire);
+//      next slice into L2 when the plan says so (cp.async.bulk.prefetch; the dispatch asks for it
+//      while a wave of rows fills at most 41% of L2) and waits until the counter reaches S
+//      (acquire);
 //   3. the block merges the S partials (one per thread, then one block reduction: the same tree
 //      everywhere, so every block gets the same statistics) and writes its slice: the streamed
 //      part first, re-read in reverse order (its most recently read lines are the likeliest to
