@@ -533,8 +533,8 @@ bool counters_pass(Context& ctx) {
     progress.show("counters: " + r.kernel, p);
     try {
       cudaStream_t stream = ctx.stream.get();
-      // x is uploaded once per shape: every kernel takes it as const (the timing pass's
-      // verification checks each kernel's output against this same input).
+      // x is made and uploaded once per shape: every kernel takes it as const, and it is made
+      // from the run's seed, so it is the input the timing pass verified each kernel on.
       if (!shape || shape->p.M != p.M || shape->p.N != p.N || shape->p.ld_x != p.ld_x ||
           shape->p.ld_y != p.ld_y || shape->p.dtype != p.dtype) {
         shape.reset();

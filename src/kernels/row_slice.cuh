@@ -16,8 +16,9 @@
 //
 // Ordering. The barriers are initialised once per block (init + fence.proxy.async, so that the
 // copy engine sees them initialised). A block that reuses its shared memory for another slice
-// (split_row) must __syncthreads() after its last read, and thread 0 issues a proxy fence before
-// the next copy: the copy engine's writes are ordered after the threads' reads.
+// (split_row, chunk by chunk) must __syncthreads() after its last read of a chunk, and thread 0
+// issues a proxy fence before that chunk's next copy: the copy engine's writes are ordered after
+// the threads' reads.
 #pragma once
 
 #include <cuda/barrier>

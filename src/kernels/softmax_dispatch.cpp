@@ -231,21 +231,22 @@ SoftmaxPlan split_plan(const Problem& p, const DeviceLimits& d, Prefetch prefetc
                                                   static_cast<double>(p.N);
   s.why = fmt::format(
       "{}: split_row, each row over {} blocks of a co-resident grid of {} ({} row(s) at a time), "
-      "{} elements per block{}; (max, sum) partials through global memory{}{}",
+      "{} elements per block{}; (max, sum) partials through global memory{}; each block copies "
+      "its next slice in chunk by chunk as it writes this one",
       shape_words(p), S, s.grid, R, slice,
       on_chip ? fmt::format(" held in shared memory ({}): x read once",
                             kib(static_cast<double>(s.smem_bytes)))
               : fmt::format(", the first {} ({}) held in shared memory, the rest ({:.0f}% of the "
                             "row) read twice, the second time in reverse so its tail hits L2",
                             s.resident, kib(static_cast<double>(s.smem_bytes)), 100.0 * reread),
-      s.prefetch ? ", the next slice prefetched into L2 while a row waits for its partials" : "",
-      "; each block copies its next slice in chunk by chunk as it writes this one");
+      s.prefetch ? ", the next slice prefetched into L2 while a row waits for its partials" : "");
   return s;
 }
 
 bool same_plan(const SoftmaxPlan& a, const SoftmaxPlan& b) {
   return a.family == b.family && a.threads == b.threads && a.lanes_per_row == b.lanes_per_row &&
-         a.vecs == b.vecs && a.rows_per_trip == b.rows_per_trip && a.cluster == b.cluster && a.slices == b.slices && a.slice == b.slice &&
+         a.vecs == b.vecs && a.rows_per_trip == b.rows_per_trip && a.cluster == b.cluster &&
+         a.slices == b.slices && a.slice == b.slice &&
          a.resident == b.resident && a.grid == b.grid && a.prefetch == b.prefetch;
 }
 

@@ -220,6 +220,9 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
     // 4. The resident part, chunk by chunk; once every thread is done with chunk c, the next
     //    item's chunk c is copied into its bytes, so the next slice's loads overlap this one's
     //    stores. The partial vector at the end first: no copy may land on it while it is read.
+    //    (The next item is worked out again here rather than kept from step 2, and `per` again
+    //    rather than kept from the start: nothing of them stays live in registers across the
+    //    merge and the streamed writes -- the bf16 instantiation is at the 64-register bound.)
     write_slice_tail(s, dst, it.res, scale);
     const Item nx = item_at(has_next ? next : item);
     const T* next_src = x + nx.row * ld_x + nx.begin;
