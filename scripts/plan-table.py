@@ -71,10 +71,11 @@ def main():
             doc = json.load(f)
         if doc.get("schema") != "softmax-roofline/results":
             sys.exit(f"plan-table.py: {path}: not a softmax-roofline results document")
-        sources.append(path)
         for r in doc["records"]:
             if r.get("kernel") != "softmax":
                 continue
+            if path not in sources:  # only the files that have a `softmax` record are named
+                sources.append(path)
             key = (r["M"], r["N"])
             if key not in rows:
                 rows[key] = {}

@@ -81,6 +81,12 @@ class Table(unittest.TestCase):
             # A failed record shows its status, never a number.
             self.assertIn("| 65536 | 2048 | failed | - | cluster_row C=2, 64 KiB slices in smem | 66.6% |", lines)
             self.assertEqual(sum(1 for l in lines if l.startswith("| 2048 |")), 1)  # `fused` is not listed
+            # A file without a `softmax` record is not named as a source.
+            lab = pathlib.Path(d) / "lab.json"
+            lab.write_text(json.dumps(doc([record("fp32", 65536, 2048, BLOCK, kernel="fused")])))
+            out = self.run_script(str(fp32), str(lab))
+            self.assertIn(str(fp32), out.stdout)
+            self.assertNotIn(str(lab), out.stdout)
 
     def test_into_replaces_only_between_the_markers(self):
         with tempfile.TemporaryDirectory() as d:
