@@ -78,8 +78,8 @@ void launch_block_row(const SoftmaxPlan& plan, const Launch& l) {
         throw std::invalid_argument("block_row: tile T=" + std::to_string(kThreads) +
                                     " K=" + std::to_string(K) + " holds fewer than N = " +
                                     std::to_string(p.N) + " elements");
-      const bool vectorized = is_vector_aligned(l.x, p.ld_x, sizeof(T)) &&
-                              is_vector_aligned(l.y, p.ld_y, sizeof(T));
+      const bool vectorized = tile_windows_fit(l.x, p.ld_x, l.y, p.ld_y, sizeof(T), p.N,
+                                               static_cast<std::int64_t>(kThreads) * K * Vec<T>::kElems);
       block_row_kernel<T, kThreads, K><<<static_cast<unsigned>(p.M), kThreads, 0, l.stream>>>(
           static_cast<const T*>(l.x), static_cast<T*>(l.y), p.N, p.ld_x, p.ld_y, vectorized);
       CUDA_CHECK_LAUNCH();

@@ -41,11 +41,11 @@ namespace cg = cooperative_groups;
 
 namespace {
 
-// Two blocks per SM must fit: the launch bounds keep a thread within 64 registers.
+// Three blocks per SM must fit (64 KB slices): the launch bounds keep a thread within 42 registers.
 template <class T>
-__global__ void __launch_bounds__(kSliceThreads, 2)
+__global__ void __launch_bounds__(kSliceThreads, 3)
     cluster_row_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t N,
-                       std::int64_t ld_x, std::int64_t ld_y, std::int64_t slice, bool x_vec,
+                       std::int64_t ld_x, std::int64_t ld_y, std::int64_t slice, bool x_tma,
                        bool y_vec) {
   static_assert(kSliceThreads % kWarpSize == 0);
   extern __shared__ __align__(kVecBytes) unsigned char slice_smem[];
@@ -63,8 +63,11 @@ __global__ void __launch_bounds__(kSliceThreads, 2)
 
   init_slice_barriers(bars);
   SliceBarriers sb{bars};
-  const std::int64_t tma_vecs = issue_slice_copy(s, x + row * ld_x + begin, n, x_vec, sb);
-  const RowStats mine = block_allreduce<kSliceThreads>(slice_stats(s, n, tma_vecs, sb), MergeOp{});
+  const T* src = x + row * ld_x + begin;
+  const SliceWindow w = slice_window(src, n, x_tma);
+  const std::int64_t per = chunk_vecs(w.vhi);
+  issue_slice_copy(s, src - w.lo, w, per, sb);
+  const RowStats mine = block_allreduce<kSliceThreads>(slice_stats(s, w, per, sb), MergeOp{});
   if (threadIdx.x == 0) block_stats = mine;
 
   // Every block's partial is in its shared memory and visible to the cluster after this barrier.
@@ -74,7 +77,7 @@ __global__ void __launch_bounds__(kSliceThreads, 2)
   const RowStats row_stats = warp_allreduce(part, MergeOp{});
   auto done_reading = cluster.barrier_arrive();
 
-  write_slice(s, y + row * ld_y + begin, n, y_vec, row_scale(row_stats));
+  write_slice(s, y + row * ld_y + begin - w.lo, w, y_vec, row_scale(row_stats));
 
   // No block may exit (and free its shared memory) while another still reads its partial.
   cluster.barrier_wait(std::move(done_reading));
@@ -121,10 +124,14 @@ void launch_cluster_row(const SoftmaxPlan& plan, const Launch& l) {
     cudaLaunchAttribute attr[1];
     const cudaLaunchConfig_t cfg = cluster_launch_config(
         p.M * plan.cluster, kSliceThreads, plan.smem_bytes, plan.cluster, l.stream, attr);
-    const bool x_vec = is_vector_aligned(l.x, p.ld_x, sizeof(T));
-    const bool y_vec = is_vector_aligned(l.y, p.ld_y, sizeof(T));
+    // The copy engine brings each slice's window when shared memory has room for it (the
+    // dispatch gives rows that are not 16-byte aligned one vector more).
+    const bool x_tma = static_cast<std::size_t>(
+                           (plan.slice + max_row_head(l.x, p.ld_x, sizeof(T))) * sizeof(T)) <=
+                       plan.smem_bytes;
+    const bool y_vec = x_tma && same_vector_offsets(l.x, p.ld_x, l.y, p.ld_y, sizeof(T));
     CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, static_cast<const T*>(l.x), static_cast<T*>(l.y),
-                                  p.N, p.ld_x, p.ld_y, plan.slice, x_vec, y_vec));
+                                  p.N, p.ld_x, p.ld_y, plan.slice, x_tma, y_vec));
     CUDA_CHECK_LAUNCH();
   });
 }

@@ -135,8 +135,8 @@ void launch_cluster_tile(const SoftmaxPlan& plan, const Launch& l) {
       cudaLaunchAttribute attr[1];
       const cudaLaunchConfig_t cfg = cluster_launch_config(p.M * plan.cluster, plan.threads, 0,
                                                            plan.cluster, l.stream, attr);
-      const bool vectorized = is_vector_aligned(l.x, p.ld_x, sizeof(T)) &&
-                              is_vector_aligned(l.y, p.ld_y, sizeof(T));
+      const bool vectorized =
+          tile_windows_fit(l.x, p.ld_x, l.y, p.ld_y, sizeof(T), plan.slice, capacity);
       CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, static_cast<const T*>(l.x),
                                     static_cast<T*>(l.y), p.N, p.ld_x, p.ld_y, plan.slice,
                                     vectorized));

@@ -7,12 +7,16 @@
 // that landed); every thread then waits for chunk 0, works on it while chunks 1.. are still in
 // flight, waits for chunk 1, and so on. One instruction moves up to a quarter of the slice: the
 // bytes in flight do not depend on how many loads the threads can issue, and no register holds
-// them. What the copy engine cannot take -- the slice's last partial vector, or everything when
-// the row is not 16-byte aligned -- the threads copy element by element.
+// them. The copy engine takes 16-byte aligned vectors only, so shared memory holds the slice's
+// window (storage.cuh): src[0, n) at s[lo, lo + n), lo = row_head(src) elements, the window's
+// whole vectors by TMA and its partial first and last vectors (the "edges", fewer than V elements
+// each) by the threads, element by element; a row that is not 16-byte aligned (ld = 50257) costs
+// 15 bytes of shared memory, not the copy engine. Without the room for that (SliceWindow::tma
+// false) the threads copy everything element by element.
 //
 // Working. The statistics read the slice from shared memory 16 bytes at a time (LDS.128), one
 // (max, sum) merge per vector; the output pass reads it again, computes exp(x - max) / sum and
-// stores 16-byte vectors (or single elements when y is not aligned).
+// stores 16-byte vectors (single elements where y's window does not line up with x's).
 //
 // Ordering. The barriers are initialised once per block (init + fence.proxy.async, so that the
 // copy engine sees them initialised). A block that reuses its shared memory for another slice
@@ -54,32 +58,72 @@ __device__ __forceinline__ void init_slice_barriers(BlockBarrier* bars) {
   __syncthreads();
 }
 
-// Vectors [begin, end) of chunk c: chunks of `per` vectors, cut at `vecs`. A kernel that reuses
-// its shared memory for slices of different lengths (split_row) keeps one `per` for all of them,
-// so that chunk c of any slice lies in the same bytes.
+// Where a slice lies in its window, in elements: src[0, n) is window[lo, hi), the window starting
+// at src - lo (a 16-byte boundary when tma; src itself, lo = 0, when not). Window vectors
+// [vlo, vhi) lie wholly inside the slice: the copy engine brings them when tma, the threads
+// otherwise; the elements of the slice outside them (the edges: [lo, vlo V) and [vhi V, hi),
+// fewer than V each) go one at a time.
+struct SliceWindow {
+  std::int64_t lo, hi, vlo, vhi;
+  bool tma;
+};
+template <class T>
+__device__ __forceinline__ SliceWindow slice_window(const T* src, std::int64_t n, bool tma) {
+  constexpr int V = Vec<T>::kElems;
+  SliceWindow w;
+  w.tma = tma;
+  w.lo = tma ? row_head(src) : 0;
+  w.hi = w.lo + n;
+  w.vlo = (w.lo + V - 1) / V;
+  w.vhi = w.hi / V > w.vlo ? w.hi / V : w.vlo;
+  return w;
+}
+// The end of the vectors the copy engine brings: vhi when tma, else none of them.
+__device__ __forceinline__ std::int64_t tma_end(const SliceWindow& w) { return w.tma ? w.vhi : w.vlo; }
+
+// Calls f(j) for this thread's share of the slice's edge elements j (window positions).
+template <class T, class F>
+__device__ __forceinline__ void for_each_edge(const SliceWindow& w, F&& f) {
+  constexpr int V = Vec<T>::kElems;
+  const std::int64_t head_end = w.vlo * V < w.hi ? w.vlo * V : w.hi;
+  const std::int64_t tail_begin = w.vhi * V > head_end ? w.vhi * V : head_end;
+  for (std::int64_t j = w.lo + threadIdx.x; j < head_end; j += blockDim.x) f(j);
+  for (std::int64_t j = tail_begin + threadIdx.x; j < w.hi; j += blockDim.x) f(j);
+}
+
+// Vectors [begin, end) of chunk c, of the window vectors [lo, hi): chunk c is the window's vectors
+// [c per, (c + 1) per), the last chunk everything from (kSliceChunks - 1) per on. A kernel that
+// reuses its shared memory for slices of different lengths and offsets (split_row) keeps one
+// `per` for all of them, so that chunk c of any slice lies in the same bytes.
 struct VecRange {
   std::int64_t begin, end;
 };
-__device__ __forceinline__ VecRange chunk_range(int c, std::int64_t vecs, std::int64_t per) {
-  const std::int64_t b = c * per < vecs ? c * per : vecs;
-  const std::int64_t e = b + per < vecs ? b + per : vecs;
-  return VecRange{b, e};
+__device__ __forceinline__ VecRange chunk_range(int c, std::int64_t lo, std::int64_t hi,
+                                                std::int64_t per) {
+  const auto clamp = [&](std::int64_t v) { return v < lo ? lo : (v > hi ? hi : v); };
+  const std::int64_t b = clamp(c * per);
+  const std::int64_t e = c + 1 == kSliceChunks ? hi : clamp((c + 1) * per);
+  return VecRange{b, e > b ? e : b};
+}
+__device__ __forceinline__ VecRange chunk_range(int c, const SliceWindow& w, std::int64_t per) {
+  return chunk_range(c, w.vlo, tma_end(w), per);
 }
 __device__ __forceinline__ std::int64_t chunk_vecs(std::int64_t vecs) {
   return (vecs + kSliceChunks - 1) / kSliceChunks;
 }
 
-// Thread 0 hands chunk r of src to the copy engine (into the same place of s) and arrives on its
-// barrier expecting those bytes; every other thread just arrives. Every thread of the block must
-// call it, once per chunk per slice. Thread 0's proxy fence orders the block's earlier reads of
-// these bytes (a previous slice, after a __syncthreads) before the copy engine's writes.
+// Thread 0 hands window vectors r of `window` to the copy engine (into the same place of s) and
+// arrives on the chunk's barrier expecting those bytes; every other thread just arrives. Every
+// thread of the block must call it, once per chunk per slice. Thread 0's proxy fence orders the
+// block's earlier reads of these bytes (a previous slice, after a __syncthreads) before the copy
+// engine's writes.
 template <class T>
-__device__ __forceinline__ void issue_chunk_copy(T* s, const T* src, VecRange r, BlockBarrier& bar) {
+__device__ __forceinline__ void issue_chunk_copy(T* s, const T* window, VecRange r, BlockBarrier& bar) {
   constexpr int V = Vec<T>::kElems;
   const auto bytes = static_cast<std::uint32_t>((r.end - r.begin) * kVecBytes);
   if (threadIdx.x == 0 && bytes > 0) {
     cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
-    cuda::device::memcpy_async_tx(s + r.begin * V, src + r.begin * V,
+    cuda::device::memcpy_async_tx(s + r.begin * V, window + r.begin * V,
                                   cuda::aligned_size_t<kVecBytes>(bytes), bar);
     (void)cuda::device::barrier_arrive_tx(bar, 1, bytes);
   } else {
@@ -87,28 +131,26 @@ __device__ __forceinline__ void issue_chunk_copy(T* s, const T* src, VecRange r,
   }
 }
 
-// What the copy engine does not take, s[from, n) (the last partial vector, or the whole slice
-// when the row is not 16-byte aligned), copied by the threads; visible to the block after the
-// next __syncthreads (slice_stats has one).
+// What the copy engine does not take, copied by the threads: the edges, and without tma the
+// window's vectors too; visible to the block after the next __syncthreads (slice_stats has one).
 template <class T>
-__device__ __forceinline__ void copy_slice_tail(T* s, const T* src, std::int64_t from,
-                                                std::int64_t n) {
-  for (std::int64_t j = from + threadIdx.x; j < n; j += blockDim.x) s[j] = __ldg(src + j);
+__device__ __forceinline__ void copy_slice_rest(T* s, const T* window, const SliceWindow& w) {
+  constexpr int V = Vec<T>::kElems;
+  for (std::int64_t j = tma_end(w) * V + threadIdx.x; j < w.vhi * V; j += blockDim.x)
+    s[j] = __ldg(window + j);
+  for_each_edge<T>(w, [&](std::int64_t j) { s[j] = __ldg(window + j); });
 }
 
-// Starts copying src[0, n) into s[0, n). Returns the number of whole vectors the copy engine
-// brings (the rest, from that many vectors on, is copied by the threads before this returns, and
-// becomes visible to the block at slice_stats' barrier). Every thread of the block must call it.
+// Starts copying the slice w of `window` into s: the copy engine's chunks of `per` vectors, then
+// the threads' part (done before this returns, visible at slice_stats' barrier). Every thread of
+// the block must call it.
 template <class T>
-__device__ __forceinline__ std::int64_t issue_slice_copy(T* s, const T* src, std::int64_t n,
-                                                         bool x_vec, SliceBarriers& sb) {
-  constexpr int V = Vec<T>::kElems;
-  const std::int64_t tma_vecs = x_vec ? n / V : 0;
+__device__ __forceinline__ void issue_slice_copy(T* s, const T* window, const SliceWindow& w,
+                                                 std::int64_t per, SliceBarriers& sb) {
 #pragma unroll
   for (int c = 0; c < kSliceChunks; ++c)
-    issue_chunk_copy(s, src, chunk_range(c, tma_vecs, chunk_vecs(tma_vecs)), sb.bars[c]);
-  copy_slice_tail(s, src, tma_vecs * V, n);
-  return tma_vecs;
+    issue_chunk_copy(s, window, chunk_range(c, w, per), sb.bars[c]);
+  copy_slice_rest(s, window, w);
 }
 
 // (max, sum) of this thread's vectors [begin, end) of a shared-memory slice (stride: the block).
@@ -127,39 +169,33 @@ __device__ __forceinline__ RowStats smem_vec_stats(const T* s, std::int64_t begi
   return st;
 }
 
-// This thread's (max, sum) over the whole slice s[0, n): waits for each chunk in turn (chunks of
+// This thread's (max, sum) over the whole slice w of s: waits for each chunk in turn (chunks of
 // `per` vectors), then (after a block barrier) takes what the threads copied. Every thread of the
 // block must call it.
 template <class T>
-__device__ __forceinline__ RowStats slice_stats(const T* s, std::int64_t n, std::int64_t tma_vecs,
-                                                std::int64_t per, SliceBarriers& sb) {
-  constexpr int V = Vec<T>::kElems;
+__device__ __forceinline__ RowStats slice_stats(const T* s, const SliceWindow& w, std::int64_t per,
+                                                SliceBarriers& sb) {
   RowStats st = empty_stats();
 #pragma unroll
   for (int c = 0; c < kSliceChunks; ++c) {
     sb.bars[c].wait_parity(sb.parity);
-    const VecRange r = chunk_range(c, tma_vecs, per);
+    const VecRange r = chunk_range(c, w, per);
     st = smem_vec_stats(s, r.begin, r.end, st);
   }
   sb.parity = !sb.parity;
   __syncthreads();  // the element-wise copies of every thread are in shared memory
-  st = smem_vec_stats(s, tma_vecs, n / V, st);
-  for (std::int64_t j = n / V * V + threadIdx.x; j < n; j += blockDim.x) {
+  st = smem_vec_stats(s, tma_end(w), w.vhi, st);
+  for_each_edge<T>(w, [&](std::int64_t j) {
     const float f[1] = {to_float(s[j])};
     st = merge(st, stats_of(f));
-  }
+  });
   return st;
 }
-template <class T>
-__device__ __forceinline__ RowStats slice_stats(const T* s, std::int64_t n, std::int64_t tma_vecs,
-                                                SliceBarriers& sb) {
-  return slice_stats(s, n, tma_vecs, chunk_vecs(tma_vecs), sb);
-}
 
-// y = softmax of the slice's vectors [begin, end) (of s, written to dst): 16-byte stores when
-// y_vec.
+// y = softmax of the slice's window vectors [begin, end) (of s, written to the same positions of
+// y's window): 16-byte stores when y_vec (y's window lines up with x's), else element by element.
 template <class T>
-__device__ __forceinline__ void write_slice_vecs(const T* s, T* dst, std::int64_t begin,
+__device__ __forceinline__ void write_slice_vecs(const T* s, T* window, std::int64_t begin,
                                                  std::int64_t end, bool y_vec, RowScale r) {
   constexpr int V = Vec<T>::kElems;
   const Vec<T>* sv = reinterpret_cast<const Vec<T>*>(s);
@@ -169,28 +205,29 @@ __device__ __forceinline__ void write_slice_vecs(const T* s, T* dst, std::int64_
 #pragma unroll
     for (int e = 0; e < V; ++e) out.e[e] = from_float<T>(softmax_value(to_float(v.e[e]), r));
     if (y_vec) {
-      store_vec(dst + i * V, out);
+      store_vec(window + i * V, out);
     } else {
 #pragma unroll
-      for (int e = 0; e < V; ++e) dst[i * V + e] = out.e[e];
+      for (int e = 0; e < V; ++e) window[i * V + e] = out.e[e];
     }
   }
 }
 
-// y = softmax of the slice's last partial vector, s[n / V * V, n), element by element.
+// y = softmax of the slice's edge elements, one at a time.
 template <class T>
-__device__ __forceinline__ void write_slice_tail(const T* s, T* dst, std::int64_t n, RowScale r) {
-  constexpr int V = Vec<T>::kElems;
-  for (std::int64_t j = n / V * V + threadIdx.x; j < n; j += blockDim.x)
-    dst[j] = from_float<T>(softmax_value(to_float(s[j]), r));
+__device__ __forceinline__ void write_slice_edges(const T* s, T* window, const SliceWindow& w,
+                                                  RowScale r) {
+  for_each_edge<T>(w, [&](std::int64_t j) {
+    window[j] = from_float<T>(softmax_value(to_float(s[j]), r));
+  });
 }
 
-// y = softmax of the slice s[0, n), written to dst[0, n).
+// y = softmax of the slice w of s, written to y's window.
 template <class T>
-__device__ __forceinline__ void write_slice(const T* s, T* dst, std::int64_t n, bool y_vec,
+__device__ __forceinline__ void write_slice(const T* s, T* window, const SliceWindow& w, bool y_vec,
                                             RowScale r) {
-  write_slice_vecs(s, dst, 0, n / Vec<T>::kElems, y_vec, r);
-  write_slice_tail(s, dst, n, r);
+  write_slice_vecs(s, window, w.vlo, w.vhi, y_vec, r);
+  write_slice_edges(s, window, w, r);
 }
 
 // Host side, once per kernel before its first launch: lets `kernel` take all the dynamic shared

@@ -4,13 +4,15 @@
 //
 // Which elements a thread holds. Thread `lane` (0 .. kLanes-1) owns groups of W elements,
 //     group q (q = 0 .. K*V/W - 1) = elements [(q * kLanes + lane) * W, ... + W)
+// of the row's window (storage.cuh: the row from the 16-byte boundary at or below its start).
 // W = V (4 fp32 or 8 bf16/fp16 elements, one 16-byte access) on the vector path: for each q the
 // kLanes threads read kLanes consecutive 16-byte vectors, a fully coalesced access, and a thread's
-// K loads are independent, all issued before any is used. W = 1 on the scalar path (rows that are
-// not 16-byte aligned): for each q consecutive threads read consecutive elements. Either way the
-// group sits at register slots [q * W, q * W + W) of the thread's tile, so the statistics and the
-// output do not care which path loaded it. Elements past the row's end hold -inf (max ignores
-// them, exp gives 0) and are never stored.
+// K loads are independent, all issued before any is used. W = 1 on the scalar path (where x's and
+// y's windows do not line up, or the tile has no room for the window; the window is then the row
+// itself): for each q consecutive threads read consecutive elements. Either way the group sits at
+// register slots [q * W, q * W + W) of the thread's tile, so the statistics and the output do not
+// care which path loaded it. Window elements outside the row hold -inf (max ignores them, exp
+// gives 0) and are never stored.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -44,27 +46,36 @@ __device__ __forceinline__ int groups_for_lane(std::int64_t groups, int lane) {
   return lane < groups ? static_cast<int>((groups - lane + kLanes - 1) / kLanes) : 0;
 }
 
-// Loads elements [0, n) of `row` into the tile (n <= kLanes * K * V; n = 0 fills -inf only).
+// Loads elements [0, n) of `row` into the tile (n = 0 fills -inf only).
 //
-// Vector path: whole vectors are loaded with one predicated 16-byte load each; the row's last,
-// partial vector (only when n is not a multiple of V) is patched afterwards element by element.
-// Keeping the partial case out of the per-vector code keeps the register count near the tile's
-// 4K registers plus addresses: a per-vector "full or partial" branch made ptxas keep both
-// versions of every vector live (123 registers instead of 74 for warp_rows, fp32, K = 8).
+// Vector path: the tile holds the row's window (storage.cuh), the row's elements at window
+// positions [h, h + n) with h = row_head(row), so h + n <= kLanes * K * V. Window vectors wholly
+// inside the row are loaded with one predicated 16-byte load each; the at most two partial
+// vectors -- the first (when h > 0) and the last (when h + n is not a multiple of V) -- are
+// patched afterwards element by element. Keeping the partial cases out of the per-vector code
+// keeps the register count near the tile's 4K registers plus addresses: a per-vector "full or
+// partial" branch made ptxas keep both versions of every vector live (123 registers instead of 74
+// for warp_rows, fp32, K = 8). An aligned row (h = 0) is the same code with nothing to patch at
+// the front.
 template <int W, int kLanes, class T, int K>
 __device__ __forceinline__ void load_tile(const T* row, std::int64_t n, int lane, RowTile<T, K>& t) {
   constexpr int V = Vec<T>::kElems;
   static_assert(W == V || W == 1, "a group is one vector or one element");
   constexpr int kGroups = K * V / W;
-  // Groups q < valid lie inside the row for this lane: one 32-bit compare with a constant per
-  // group, and each address is `mine` plus a compile-time offset.
-  const std::int64_t groups = W == V ? n / V : n;  // whole groups in the row
-  const int valid = groups_for_lane<kLanes>(groups, lane);
-  const T* mine = row + static_cast<std::int64_t>(lane) * W;
   if constexpr (W == V) {
+    const int h = row_head(row);
+    const T* window = row - h;
+    const std::int64_t end = h + n;          // the row's end in the window
+    const std::int64_t whole = end / V;      // window vectors [h > 0, whole) are inside the row
+    // Groups q < valid lie before `whole` for this lane: one 32-bit compare with a constant per
+    // group, and each address is `mine` plus a compile-time offset. Lane 0's vector 0 is partial
+    // when h > 0.
+    const int valid = groups_for_lane<kLanes>(whole, lane);
+    const bool partial_first = h != 0 && lane == 0;
+    const T* mine = window + static_cast<std::int64_t>(lane) * V;
 #pragma unroll
     for (int q = 0; q < K; ++q) {
-      if (q < valid) {
+      if (q < valid && !(q == 0 && partial_first)) {
         const Vec<T> v = load_vec(mine + q * kLanes * V);
 #pragma unroll
         for (int e = 0; e < V; ++e) t.e[q * V + e] = to_float(v.e[e]);
@@ -73,17 +84,25 @@ __device__ __forceinline__ void load_tile(const T* row, std::int64_t n, int lane
         for (int e = 0; e < V; ++e) t.e[q * V + e] = -INFINITY;
       }
     }
-    const int rest = static_cast<int>(n - groups * V);
-    if (rest != 0 && groups % kLanes == lane) {  // this thread owns the partial vector
-      const std::int64_t q_tail = groups / kLanes;
+    if (partial_first) {  // window vector 0: elements [h, min(V, end))
+#pragma unroll
+      for (int e = 0; e < V; ++e)
+        if (e >= h && e < end) t.e[e] = to_float(__ldg(window + e));
+    }
+    // The last partial vector, number `whole` (unless it is vector 0, patched above).
+    const int rest = static_cast<int>(end - whole * V);
+    if (rest != 0 && (whole > 0 || h == 0) && whole % kLanes == lane) {
+      const std::int64_t q_tail = whole / kLanes;
 #pragma unroll
       for (int q = 0; q < K; ++q)
         if (q == q_tail)
 #pragma unroll
           for (int e = 0; e < V; ++e)
-            if (e < rest) t.e[q * V + e] = to_float(__ldg(row + groups * V + e));
+            if (e < rest) t.e[q * V + e] = to_float(__ldg(window + whole * V + e));
     }
   } else {
+    const int valid = groups_for_lane<kLanes>(n, lane);
+    const T* mine = row + lane;
 #pragma unroll
     for (int q = 0; q < kGroups; ++q)
       t.at(q) = q < valid ? to_float(__ldg(mine + q * kLanes)) : -INFINITY;
@@ -123,33 +142,44 @@ __device__ __forceinline__ float tile_scale(RowStats mine, RowStats row) {
   return rescale(mine.max, r.reference) * r.inv_sum;
 }
 
-// Writes softmax of the tile's elements [0, n) to `row`, through the same mapping as load_tile
-// (after tile_stats; `factor` from tile_scale).
+// Writes softmax of the tile's elements to `row`[0, n), through the same mapping as load_tile
+// (after tile_stats; `factor` from tile_scale). On the vector path y's row must start as far past
+// a 16-byte boundary as x's (same_vector_offsets).
 template <int W, int kLanes, class T, int K>
 __device__ __forceinline__ void store_tile(T* row, std::int64_t n, int lane, const RowTile<T, K>& t,
                                            float factor) {
   constexpr int V = Vec<T>::kElems;
   constexpr int kGroups = K * V / W;
-  const std::int64_t groups = W == V ? n / V : n;
-  const int valid = groups_for_lane<kLanes>(groups, lane);
-  T* mine = row + static_cast<std::int64_t>(lane) * W;
   if constexpr (W == V) {
-    const int rest = static_cast<int>(n - groups * V);
-    const bool owns_tail = rest != 0 && groups % kLanes == lane;
+    const int h = row_head(row);
+    T* window = row - h;
+    const std::int64_t end = h + n;
+    const std::int64_t whole = end / V;
+    const int valid = groups_for_lane<kLanes>(whole, lane);
+    const bool partial_first = h != 0 && lane == 0;
+    const int rest = static_cast<int>(end - whole * V);
+    const bool owns_tail = rest != 0 && (whole > 0 || h == 0) && whole % kLanes == lane;
+    T* mine = window + static_cast<std::int64_t>(lane) * V;
 #pragma unroll
     for (int q = 0; q < K; ++q) {
       Vec<T> out;
 #pragma unroll
       for (int e = 0; e < V; ++e) out.e[e] = from_float<T>(t.e[q * V + e] * factor);
-      if (q < valid) {
+      if (q == 0 && partial_first) {
+#pragma unroll
+        for (int e = 0; e < V; ++e)
+          if (e >= h && e < end) window[e] = out.e[e];
+      } else if (q < valid) {
         store_vec(mine + q * kLanes * V, out);
       } else if (owns_tail && q == valid) {
 #pragma unroll
         for (int e = 0; e < V; ++e)
-          if (e < rest) row[groups * V + e] = out.e[e];
+          if (e < rest) window[whole * V + e] = out.e[e];
       }
     }
   } else {
+    const int valid = groups_for_lane<kLanes>(n, lane);
+    T* mine = row + lane;
 #pragma unroll
     for (int q = 0; q < kGroups; ++q)
       if (q < valid) mine[q * kLanes] = from_float<T>(t.at(q) * factor);

@@ -37,6 +37,15 @@ void check_problem(const Problem& p) {
         fmt::format("softmax dispatch: ld_y = {} is less than N = {}", p.ld_y, p.N));
 }
 
+// Elements a row may start past a 16-byte boundary: 0 when x's stride is whole vectors (the base
+// pointers the harness and PyTorch allocate are aligned), else up to V - 1. The kernels hold such
+// rows through their 16-byte windows (storage.cuh), which need that much room beyond N in a
+// register tile, one vector more in a shared-memory slice.
+i64 row_head_room(const Problem& p) {
+  return (p.ld_x * dtype_bytes(p.dtype)) % kVectorBytes == 0 ? 0 : vec_elems(p.dtype) - 1;
+}
+i64 slice_head_room(const Problem& p) { return row_head_room(p) > 0 ? vec_elems(p.dtype) : 0; }
+
 std::string shape_words(const Problem& p) {
   return fmt::format("M = {}, N = {} {} ({} rows)", p.M, p.N, to_string(p.dtype),
                      kib(static_cast<double>(p.N) * dtype_bytes(p.dtype)));
@@ -97,15 +106,17 @@ SoftmaxPlan cluster_tile_plan(const Problem& p, const DeviceLimits& d, TileShape
   s.family = SoftmaxFamily::cluster_tile;
   s.cluster = 0;
   const i64 cap = static_cast<i64>(tile.threads_or_lanes) * tile.vecs * vec_elems(p.dtype);
+  const auto slice_for = [&](int C) { return round_up(ceil_div(p.N, C), vec_elems(p.dtype)); };
+  const i64 room = row_head_room(p);  // each slice's window must fit the tile
   int C = 1;
-  while (C * cap < p.N && C < max_cluster) C *= 2;
-  if (C * cap < p.N) return s;
+  while (slice_for(C) + room > cap && C < max_cluster) C *= 2;
+  if (slice_for(C) + room > cap) return s;
   s.cluster = C;
   s.slices = C;
   s.threads = tile.threads_or_lanes;
   s.vecs = tile.vecs;
   s.capacity = cap;
-  s.slice = round_up(ceil_div(p.N, C), vec_elems(p.dtype));  // equal slices, whole vectors
+  s.slice = slice_for(C);  // equal slices, whole vectors
   s.grid = p.M * C;
   // Blocks per SM: the register file, not the 2048-thread limit, bounds them -- 1024 threads at
   // the tiles' 64 registers fill its 64K registers (cluster_tile.cu's launch bounds).
@@ -135,15 +146,16 @@ SoftmaxPlan cluster_plan(const Problem& p, const DeviceLimits& d, int C) {
   const i64 b = dtype_bytes(p.dtype);
   const i64 slice = round_up(ceil_div(p.N, C), vec_elems(p.dtype));
   const auto slice_bytes = static_cast<std::size_t>(slice * b);
-  if (slice_bytes > slice_smem_limit(d)) return s;
+  const auto smem = static_cast<std::size_t>((slice + slice_head_room(p)) * b);  // the window
+  if (smem > slice_smem_limit(d)) return s;
   s.cluster = C;
   s.slices = C;
   s.threads = kSliceThreads;
   s.slice = slice;
   s.resident = slice;
-  s.smem_bytes = slice_bytes;
+  s.smem_bytes = smem;
   s.grid = p.M * C;
-  const std::size_t per_block = slice_bytes + kSliceStaticSmem + kSmemReservedPerBlock;
+  const std::size_t per_block = smem + kSliceStaticSmem + kSmemReservedPerBlock;
   const i64 blocks_per_sm = std::max<i64>(1, static_cast<i64>(smem_per_sm(d) / per_block));
   s.rows_in_flight = std::max<i64>(1, std::min<i64>(p.M, blocks_per_sm * d.sm_count / C));
   s.why = fmt::format(
@@ -159,7 +171,7 @@ SoftmaxPlan smallest_cluster(const Problem& p, const DeviceLimits& d, int max_cl
                              std::size_t target) {
   for (int C = 1; C <= max_cluster; C *= 2) {
     SoftmaxPlan s = cluster_plan(p, d, C);
-    if (s.cluster > 0 && s.smem_bytes <= target) return s;
+    if (s.cluster > 0 && static_cast<std::size_t>(s.slice * dtype_bytes(p.dtype)) <= target) return s;
   }
   SoftmaxPlan none;
   none.cluster = 0;
@@ -199,7 +211,8 @@ SoftmaxPlan split_plan(const Problem& p, const DeviceLimits& d, Prefetch prefetc
                    ? per_sm - kSmemReservedPerBlock - kSliceStaticSmem
                    : 0,
                slice_smem_limit(d));
-  const i64 cap = std::max<i64>(V, round_down(static_cast<i64>(usable) / b, V));
+  const i64 room = slice_head_room(p);  // a slice's window: one vector more when rows are unaligned
+  const i64 cap = std::max<i64>(V, round_down(static_cast<i64>(usable) / b - room, V));
   const i64 slices_max = std::max<i64>(1, ceil_div(p.N, kMinSplitSlice));
   const i64 slices_needed = ceil_div(p.N, cap);  // slices that hold a whole row on chip
   i64 R = 1, S = 1;
@@ -220,7 +233,7 @@ SoftmaxPlan split_plan(const Problem& p, const DeviceLimits& d, Prefetch prefetc
   s.resident = std::min(slice, cap);
   s.rows_in_flight = R;
   s.grid = R * S;
-  s.smem_bytes = static_cast<std::size_t>(s.resident * b);
+  s.smem_bytes = static_cast<std::size_t>((s.resident + room) * b);
   const std::size_t partials = static_cast<std::size_t>(round_up(p.M * S * 8, 16));
   s.workspace_bytes = partials + static_cast<std::size_t>(p.M) * 4;
   const bool on_chip = s.resident == s.slice;
@@ -305,6 +318,7 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
   std::vector<SoftmaxPlan> out;
   const i64 V = vec_elems(p.dtype);
   const i64 b = dtype_bytes(p.dtype);
+  const i64 need = p.N + row_head_room(p);  // a register tile holds the row's window
   constexpr std::size_t kMaxTiles = 3;  // the smallest tiles that fit: larger ones only mask more
   switch (f) {
     case SoftmaxFamily::warp_rows: {
@@ -314,7 +328,7 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
       i64 first_cap = 0;
       for (TileShape t : warp_rows_tiles(p.dtype)) {
         const i64 cap = static_cast<i64>(t.threads_or_lanes) * t.vecs * V;
-        if (cap < p.N || (first_cap > 0 && cap > 2 * first_cap)) continue;
+        if (cap < need || (first_cap > 0 && cap > 2 * first_cap)) continue;
         if (first_cap == 0) first_cap = cap;
         out.push_back(warp_rows_plan(p, t, persistent));
       }
@@ -330,7 +344,7 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
     }
     case SoftmaxFamily::block_row:
       for (TileShape t : block_row_tiles(p.dtype))
-        if (static_cast<i64>(t.threads_or_lanes) * t.vecs * V >= p.N && out.size() < kMaxTiles)
+        if (static_cast<i64>(t.threads_or_lanes) * t.vecs * V >= need && out.size() < kMaxTiles)
           out.push_back(block_row_plan(p, t));
       break;
     case SoftmaxFamily::cluster_tile:
@@ -367,8 +381,9 @@ SoftmaxPlan plan_softmax(const Problem& p, const DeviceLimits& d, int max_cluste
                                          shape_words(p)));
     return plans.front();
   };
-  if (p.N <= kWarpRowsMaxN) return first(SoftmaxFamily::warp_rows);
-  if (p.N <= block_row_max_n(p.dtype)) return first(SoftmaxFamily::block_row);
+  const i64 need = p.N + row_head_room(p);  // a register tile holds the row's window
+  if (need <= kWarpRowsMaxN) return first(SoftmaxFamily::warp_rows);
+  if (need <= block_row_max_n(p.dtype)) return first(SoftmaxFamily::block_row);
 
   // Longer rows: a cluster of register tiles while 4 of them hold the row (fp32); it needs at
   // least a full wave of blocks (M x C >= SMs), else the rows are split over the whole card.

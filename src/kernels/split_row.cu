@@ -51,24 +51,43 @@ namespace {
 // Vectors (or elements without 16-byte alignment) a thread streams per step: 64 bytes in flight.
 inline constexpr int kStreamUnroll = 4;
 
-// (max, sum) of this thread's share of src[begin, end), read from global memory (pass 1).
+// The groups of W elements wholly inside window[begin, end): [g0, g1) (none when begin and end
+// lie in one group); the elements of [begin, end) outside them are the edges.
+struct GroupRange {
+  std::int64_t g0, g1;
+};
+template <int W>
+__device__ __forceinline__ GroupRange whole_groups(std::int64_t begin, std::int64_t end) {
+  const std::int64_t g0 = (begin + W - 1) / W;
+  return GroupRange{g0, end / W > g0 ? end / W : g0};
+}
+template <int W, class F>
+__device__ __forceinline__ void for_each_stream_edge(std::int64_t begin, std::int64_t end,
+                                                     GroupRange g, F&& f) {
+  const std::int64_t head_end = g.g0 * W < end ? g.g0 * W : end;
+  const std::int64_t tail_begin = g.g1 * W > head_end ? g.g1 * W : head_end;
+  for (std::int64_t j = begin + threadIdx.x; j < head_end; j += blockDim.x) f(j);
+  for (std::int64_t j = tail_begin + threadIdx.x; j < end; j += blockDim.x) f(j);
+}
+
+// (max, sum) of this thread's share of window[begin, end), read from global memory (pass 1): W = V
+// when the window is 16-byte aligned (whole vectors, the edges element by element), else 1.
 template <int W, class T>
-__device__ __forceinline__ RowStats stream_stats(const T* src, std::int64_t begin, std::int64_t end,
-                                                 RowStats st) {
-  // Groups of W elements; begin is a multiple of W (the resident part is whole vectors).
-  const std::int64_t g0 = begin / W, g1 = end / W;
+__device__ __forceinline__ RowStats stream_stats(const T* window, std::int64_t begin,
+                                                 std::int64_t end, RowStats st) {
+  const GroupRange g = whole_groups<W>(begin, end);
   constexpr std::int64_t kStep = static_cast<std::int64_t>(kSliceThreads) * kStreamUnroll;
-  for (std::int64_t base = g0; base < g1; base += kStep) {
+  for (std::int64_t base = g.g0; base < g.g1; base += kStep) {
     float f[kStreamUnroll][W];
 #pragma unroll
     for (int u = 0; u < kStreamUnroll; ++u) {
-      const std::int64_t g = base + u * kSliceThreads + threadIdx.x;
+      const std::int64_t q = base + u * kSliceThreads + threadIdx.x;
       if constexpr (W == 1) {
-        f[u][0] = g < g1 ? load_one(src + g) : -INFINITY;
+        f[u][0] = q < g.g1 ? load_one(window + q) : -INFINITY;
       } else {
         Vec<T> v;
-        if (g < g1) {
-          v = load_vec(src + g * W);
+        if (q < g.g1) {
+          v = load_vec(window + q * W);
         } else {
 #pragma unroll
           for (int e = 0; e < W; ++e) v.e[e] = storage_neg_inf<T>();
@@ -80,42 +99,42 @@ __device__ __forceinline__ RowStats stream_stats(const T* src, std::int64_t begi
 #pragma unroll
     for (int u = 0; u < kStreamUnroll; ++u) st = merge(st, stats_of(f[u]));
   }
-  // The last partial vector (W = V only): element by element, never below `begin` (a slice
-  // shorter than its resident part has nothing to stream).
-  for (std::int64_t j = std::max(begin, g1 * W) + threadIdx.x; j < end; j += blockDim.x) {
-    const float f[1] = {load_one(src + j)};
+  for_each_stream_edge<W>(begin, end, g, [&](std::int64_t j) {
+    const float f[1] = {load_one(window + j)};
     st = merge(st, stats_of(f));
-  }
+  });
   return st;
 }
 
-// y over the streamed part dst[begin, end) (pass 2): x re-read, steps taken last to first.
+// y over the streamed part, window[begin, end) of x and of y (pass 2): x re-read, steps taken last
+// to first.
 template <int W, class T>
-__device__ __forceinline__ void stream_write(const T* src, T* dst, std::int64_t begin,
+__device__ __forceinline__ void stream_write(const T* window, T* y_window, std::int64_t begin,
                                              std::int64_t end, bool y_vec, RowScale r) {
-  const std::int64_t g0 = begin / W, g1 = end / W;
-  for (std::int64_t j = std::max(begin, g1 * W) + threadIdx.x; j < end; j += blockDim.x)
-    dst[j] = from_float<T>(softmax_value(load_one(src + j), r));
+  const GroupRange g = whole_groups<W>(begin, end);
+  for_each_stream_edge<W>(begin, end, g, [&](std::int64_t j) {
+    y_window[j] = from_float<T>(softmax_value(load_one(window + j), r));
+  });
   constexpr std::int64_t kStep = static_cast<std::int64_t>(kSliceThreads) * kStreamUnroll;
-  const std::int64_t steps = (g1 - g0 + kStep - 1) / kStep;
+  const std::int64_t steps = (g.g1 - g.g0 + kStep - 1) / kStep;
   for (std::int64_t k = steps - 1; k >= 0; --k) {
-    const std::int64_t base = g0 + k * kStep;
+    const std::int64_t base = g.g0 + k * kStep;
 #pragma unroll
     for (int u = 0; u < kStreamUnroll; ++u) {
-      const std::int64_t g = base + u * kSliceThreads + threadIdx.x;
-      if (g >= g1) continue;
+      const std::int64_t q = base + u * kSliceThreads + threadIdx.x;
+      if (q >= g.g1) continue;
       if constexpr (W == 1) {
-        dst[g] = from_float<T>(softmax_value(load_one(src + g), r));
+        y_window[q] = from_float<T>(softmax_value(load_one(window + q), r));
       } else {
-        const Vec<T> v = load_vec(src + g * W);
+        const Vec<T> v = load_vec(window + q * W);
         Vec<T> out;
 #pragma unroll
         for (int e = 0; e < W; ++e) out.e[e] = from_float<T>(softmax_value(to_float(v.e[e]), r));
         if (y_vec) {
-          store_vec_streaming(dst + g * W, out);  // keep L2 for x's second read
+          store_vec_streaming(y_window + q * W, out);  // keep L2 for x's second read
         } else {
 #pragma unroll
-          for (int e = 0; e < W; ++e) dst[g * W + e] = out.e[e];
+          for (int e = 0; e < W; ++e) y_window[q * W + e] = out.e[e];
         }
       }
     }
@@ -132,7 +151,7 @@ template <class T>
 __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
     split_row_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t M, std::int64_t N,
                      std::int64_t ld_x, std::int64_t ld_y, int S, std::int64_t slice,
-                     std::int64_t resident, bool x_vec, bool y_vec, bool prefetch,
+                     std::int64_t resident, bool x_tma, bool y_vec, bool prefetch,
                      float2* __restrict__ partials, unsigned* __restrict__ arrived) {
   constexpr int V = Vec<T>::kElems;
   extern __shared__ __align__(kVecBytes) unsigned char slice_smem[];
@@ -142,12 +161,15 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
   init_slice_barriers(bars);
   SliceBarriers sb{bars};
 
-  // Item k of this block is (row, slice) = divmod(blockIdx.x + k x gridDim.x, S). Chunk c of every
-  // item's resident part lies in the same bytes of s (chunks of `per` vectors, from `resident`),
-  // so the next item's chunk c can be copied in as soon as this item's chunk c is written.
+  // Item k of this block is (row, slice) = divmod(blockIdx.x + k x gridDim.x, S). Each item's
+  // resident part sits in shared memory as its window (row_slice.cuh); chunk c of every item is
+  // the window vectors [c per, (c + 1) per) (`per` from `resident`), so it lies in the same bytes
+  // of s for every item, and the next item's chunk c can be copied in as soon as this item's chunk
+  // c is written.
   const std::int64_t items = M * S;
   struct Item {
-    std::int64_t row, begin, n, res, tma_vecs;
+    const T* src;  // the slice's first element in x
+    std::int64_t row, begin, n, res;
     int part;
   };
   const auto item_at = [&](std::int64_t item) {
@@ -157,30 +179,30 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
     it.begin = it.part * slice;
     it.n = std::max<std::int64_t>(0, std::min(slice, N - it.begin));
     it.res = std::min(it.n, resident);
-    it.tma_vecs = x_vec ? it.res / V : 0;
+    it.src = x + it.row * ld_x + it.begin;
     return it;
   };
   if (blockIdx.x < items) {
     const Item first = item_at(blockIdx.x);
+    const SliceWindow w = slice_window(first.src, first.res, x_tma);
 #pragma unroll
     for (int c = 0; c < kSliceChunks; ++c)
-      issue_chunk_copy(s, x + first.row * ld_x + first.begin,
-                       chunk_range(c, first.tma_vecs, chunk_vecs(resident / V)), bars[c]);
+      issue_chunk_copy(s, first.src - w.lo, chunk_range(c, w, chunk_vecs(resident / V)), bars[c]);
   }
 
   for (std::int64_t item = blockIdx.x; item < items; item += gridDim.x) {
     const Item it = item_at(item);
-    const T* src = x + it.row * ld_x + it.begin;
-    T* dst = y + it.row * ld_y + it.begin;
+    const SliceWindow w = slice_window(it.src, it.res, x_tma);
+    const T* window = it.src - w.lo;  // x's window; y's is dst - w.lo
 
     // 1. The slice's statistics: the resident part from shared memory (its copy-engine chunks
-    //    were issued during the previous item's step 3, or above), the rest streamed.
-    copy_slice_tail(s, src, it.tma_vecs * V, it.res);
-    RowStats st = slice_stats(s, it.res, it.tma_vecs, chunk_vecs(resident / V), sb);
-    if (x_vec)
-      st = stream_stats<V>(src, it.res, it.n, st);
+    //    were issued during the previous item's step 4, or above), the rest streamed.
+    copy_slice_rest(s, window, w);
+    RowStats st = slice_stats(s, w, chunk_vecs(resident / V), sb);
+    if (x_tma)
+      st = stream_stats<V>(window, w.hi, w.lo + it.n, st);
     else
-      st = stream_stats<1>(src, it.res, it.n, st);
+      st = stream_stats<1>(window, w.hi, w.lo + it.n, st);
     st = block_allreduce<kSliceThreads>(st, MergeOp{});
 
     // 2. Publish, prefetch the next slice, wait for the row's other slices.
@@ -190,10 +212,11 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
       partials[it.row * S + it.part] = make_float2(st.max, st.sum);
       cuda::atomic_ref<unsigned, cuda::thread_scope_device> count(arrived[it.row]);
       count.fetch_add(1u, cuda::memory_order_release);
-      if (prefetch && x_vec && has_next) {
+      if (prefetch && x_tma && has_next) {
         const Item nx = item_at(next);
-        const auto bytes = static_cast<std::uint32_t>(nx.tma_vecs * kVecBytes);
-        if (bytes > 0) prefetch_l2(x + nx.row * ld_x + nx.begin, bytes);
+        const SliceWindow nw = slice_window(nx.src, nx.res, x_tma);
+        const auto bytes = static_cast<std::uint32_t>((nw.vhi - nw.vlo) * kVecBytes);
+        if (bytes > 0) prefetch_l2(nx.src - nw.lo + nw.vlo * V, bytes);
       }
       while (count.load(cuda::memory_order_acquire) < static_cast<unsigned>(S)) __nanosleep(64);
     }
@@ -212,28 +235,29 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
     }
     row_stats = block_allreduce<kSliceThreads>(row_stats, MergeOp{});
     const RowScale scale = row_scale(row_stats);
-    if (x_vec)
-      stream_write<V>(src, dst, it.res, it.n, y_vec, scale);
+    T* y_window = y + it.row * ld_y + it.begin - w.lo;
+    if (x_tma)
+      stream_write<V>(window, y_window, w.hi, w.lo + it.n, y_vec, scale);
     else
-      stream_write<1>(src, dst, it.res, it.n, y_vec, scale);
+      stream_write<1>(window, y_window, w.hi, w.lo + it.n, y_vec, scale);
 
     // 4. The resident part, chunk by chunk; once every thread is done with chunk c, the next
     //    item's chunk c is copied into its bytes, so the next slice's loads overlap this one's
-    //    stores. The partial vector at the end first: no copy may land on it while it is read.
+    //    stores. The edges first: no copy may land on their vectors while they are read.
     //    (The next item is worked out again here rather than kept from step 2, and `per` again
     //    rather than kept from the start: nothing of them stays live in registers across the
     //    merge and the streamed writes -- the bf16 instantiation is at the 64-register bound.)
-    write_slice_tail(s, dst, it.res, scale);
+    write_slice_edges(s, y_window, w, scale);
     const Item nx = item_at(has_next ? next : item);
-    const T* next_src = x + nx.row * ld_x + nx.begin;
-    const std::int64_t vecs = it.res / V, next_vecs = nx.tma_vecs;
+    const SliceWindow nw = slice_window(nx.src, nx.res, x_tma);
+    const T* next_window = nx.src - nw.lo;
     const std::int64_t per = chunk_vecs(resident / V);
 #pragma unroll
     for (int c = 0; c < kSliceChunks; ++c) {
-      const VecRange r = chunk_range(c, vecs, per);
-      write_slice_vecs(s, dst, r.begin, r.end, y_vec, scale);
+      const VecRange r = chunk_range(c, w.vlo, w.vhi, per);
+      write_slice_vecs(s, y_window, r.begin, r.end, y_vec, scale);
       __syncthreads();  // every read of chunk c is done
-      if (has_next) issue_chunk_copy(s, next_src, chunk_range(c, next_vecs, per), bars[c]);
+      if (has_next) issue_chunk_copy(s, next_window, chunk_range(c, nw, per), bars[c]);
     }
   }
 }
@@ -321,11 +345,15 @@ void launch_split_row(const SoftmaxPlan& plan, const Launch& l) {
     attr[0].val.cooperative = 1;
     cfg.attrs = attr;
     cfg.numAttrs = 1;
-    const bool x_vec = is_vector_aligned(l.x, p.ld_x, sizeof(T));
-    const bool y_vec = is_vector_aligned(l.y, p.ld_y, sizeof(T));
+    // The copy engine brings each slice's window when shared memory has room for it (the
+    // dispatch gives rows that are not 16-byte aligned one vector more).
+    const bool x_tma = static_cast<std::size_t>(
+                           (plan.resident + max_row_head(l.x, p.ld_x, sizeof(T))) * sizeof(T)) <=
+                       plan.smem_bytes;
+    const bool y_vec = x_tma && same_vector_offsets(l.x, p.ld_x, l.y, p.ld_y, sizeof(T));
     CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, static_cast<const T*>(l.x), static_cast<T*>(l.y),
                                   p.M, p.N, p.ld_x, p.ld_y, plan.slices, plan.slice, plan.resident,
-                                  x_vec, y_vec, plan.prefetch, partials, arrived));
+                                  x_tma, y_vec, plan.prefetch, partials, arrived));
     CUDA_CHECK_LAUNCH();
   });
 }

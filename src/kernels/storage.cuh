@@ -6,9 +6,14 @@
 // used: the register tiles (row_tile.cuh) widen as they load, the shared-memory slices
 // (row_slice.cuh) keep the storage type in shared memory and widen on each read.
 //
-// A 16-byte access needs a 16-byte aligned address: the base pointer aligned and the row stride a
-// multiple of kElems. The launchers test that at run time (is_vector_aligned) and pass the kernels
-// a flag; the unaligned case runs the same kernel with one-element accesses (W = 1 below).
+// A 16-byte access needs a 16-byte aligned address. A row that starts h elements past a 16-byte
+// boundary (ld = 50257 fp32: h = 0, 1, 2, 3 from row to row) is read and written through its
+// *window*: the aligned address h elements before the row's start, from which whole vectors are
+// 16-byte accesses and only the elements of the first and last, partial vectors go one at a time
+// (row_head gives h). That needs y's rows to start h elements past a boundary too
+// (same_vector_offsets) and room for h more elements in the tile or shared memory; the launchers
+// test both at run time and pass the kernels a flag. Otherwise the same kernel runs with
+// one-element accesses (W = 1 below).
 #pragma once
 
 #include <cuda_bf16.h>
@@ -79,10 +84,42 @@ __device__ __forceinline__ float load_one(const float* p) { return __ldg(p); }
 __device__ __forceinline__ float load_one(const __nv_bfloat16* p) { return to_float(__ldg(p)); }
 __device__ __forceinline__ float load_one(const __half* p) { return to_float(__ldg(p)); }
 
-// Host side: can x and y of this launch take 16-byte accesses?
+// The elements `p` lies past the 16-byte boundary below it: its window starts at p - row_head(p).
+template <class T>
+__device__ __forceinline__ int row_head(const T* p) {
+  return static_cast<int>((reinterpret_cast<std::uintptr_t>(p) % kVecBytes) / sizeof(T));
+}
+
+// Host side: does every row of (base, ld) start on a 16-byte boundary?
 inline bool is_vector_aligned(const void* base, std::int64_t ld, int elem_bytes) {
   return reinterpret_cast<std::uintptr_t>(base) % kVecBytes == 0 &&
          (ld * elem_bytes) % kVecBytes == 0;
+}
+
+// Host side: does every row of y start as far past a 16-byte boundary as the same row of x? Then
+// x's windows and y's windows line up, and the output can be stored 16 bytes at a time.
+inline bool same_vector_offsets(const void* x, std::int64_t ld_x, const void* y, std::int64_t ld_y,
+                                int elem_bytes) {
+  return reinterpret_cast<std::uintptr_t>(x) % kVecBytes ==
+             reinterpret_cast<std::uintptr_t>(y) % kVecBytes &&
+         (ld_x * elem_bytes) % kVecBytes == (ld_y * elem_bytes) % kVecBytes;
+}
+
+// Host side: the most elements a row of (base, ld) can start past a 16-byte boundary: the room a
+// tile or a shared-memory slice needs beyond N to hold the row's window.
+inline std::int64_t max_row_head(const void* base, std::int64_t ld, int elem_bytes) {
+  if ((ld * elem_bytes) % kVecBytes == 0)
+    return static_cast<std::int64_t>((reinterpret_cast<std::uintptr_t>(base) % kVecBytes) /
+                                     elem_bytes);
+  return kVecBytes / elem_bytes - 1;
+}
+
+// Host side, the register tiles: x and y take the window path (16-byte accesses) when their
+// windows line up and a tile of `capacity` elements holds n elements of any row's window.
+inline bool tile_windows_fit(const void* x, std::int64_t ld_x, const void* y, std::int64_t ld_y,
+                             int elem_bytes, std::int64_t n, std::int64_t capacity) {
+  return same_vector_offsets(x, ld_x, y, ld_y, elem_bytes) &&
+         n + max_row_head(x, ld_x, elem_bytes) <= capacity;
 }
 
 // Calls f(T{}) with the storage type of `t`: the one switch from the run-time dtype to a type.

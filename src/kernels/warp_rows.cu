@@ -23,8 +23,10 @@
 // rows per trip) before the first shuffle, and an SM holds 24 to 64 warps of this kernel (by its
 // register count, 32 to 80 per thread: docs/performance.md): 24 to 98 KB of loads in flight.
 //
-// Limits: N <= G * K * V of the largest tile (1024). Rows not 16-byte aligned (odd ld or base) take
-// the W = 1 path of the same kernel: correct, with 4-8x more (scalar) load instructions.
+// Limits: N <= G * K * V of the largest tile (1024). Rows not 16-byte aligned (odd ld or base) are
+// read and written through their 16-byte windows (row_tile.cuh; the dispatch gives them a tile
+// with room for V - 1 more elements); where x's and y's windows do not line up, or the tile has no
+// such room, the W = 1 path of the same kernel runs: correct, with 4-8x more (scalar) accesses.
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -92,8 +94,8 @@ void launch_tile(const SoftmaxPlan& plan, const Launch& l) {
       resident_blocks(reinterpret_cast<const void*>(kernel), kWarpRowsThreads, 0);
   const std::int64_t needed = ceil_div(p.M, kRowsPerBlock);
   const std::int64_t grid = plan.grid > 0 ? plan.grid : std::min(needed, resident);
-  const bool vectorized = is_vector_aligned(l.x, p.ld_x, sizeof(T)) &&
-                          is_vector_aligned(l.y, p.ld_y, sizeof(T));
+  const bool vectorized = tile_windows_fit(l.x, p.ld_x, l.y, p.ld_y, sizeof(T), p.N,
+                                           static_cast<std::int64_t>(G) * K * Vec<T>::kElems);
   kernel<<<static_cast<unsigned>(grid), kWarpRowsThreads, 0, l.stream>>>(
       static_cast<const T*>(l.x), static_cast<T*>(l.y), p.M, p.N, p.ld_x, p.ld_y, vectorized);
   CUDA_CHECK_LAUNCH();

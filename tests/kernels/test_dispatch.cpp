@@ -20,6 +20,21 @@ constexpr DType kDtypes[] = {DType::f32, DType::bf16, DType::f16};
 
 std::int64_t vec_elems(DType t) { return kVectorBytes / dtype_bytes(t); }
 
+// Rows whose stride is whole 16-byte vectors (ld = N rounded up to a vector).
+Problem padded(std::int64_t M, std::int64_t N, DType t) {
+  Problem p = dense(M, N, t);
+  p.ld_x = p.ld_y = (N + vec_elems(t) - 1) / vec_elems(t) * vec_elems(t);
+  return p;
+}
+
+// The room beyond N a register tile needs for a row's 16-byte window (storage.cuh): a row of a
+// stride that is not whole vectors starts up to V - 1 elements past a 16-byte boundary. A
+// shared-memory slice takes one vector more for it.
+std::int64_t head_room(const Problem& p) {
+  return (p.ld_x * dtype_bytes(p.dtype)) % kVectorBytes == 0 ? 0 : vec_elems(p.dtype) - 1;
+}
+std::int64_t slice_room(const Problem& p) { return head_room(p) > 0 ? vec_elems(p.dtype) : 0; }
+
 // Everything launch_plan relies on, per family.
 void check_invariants(const SoftmaxPlan& s, const Problem& p, const DeviceLimits& d) {
   INFO(summary(s) << " for M = " << p.M << ", N = " << p.N << " " << to_string(p.dtype));
@@ -34,7 +49,7 @@ void check_invariants(const SoftmaxPlan& s, const Problem& p, const DeviceLimits
         return t.threads_or_lanes == s.lanes_per_row && t.vecs == s.vecs;
       }));
       CHECK(s.capacity == std::int64_t{s.lanes_per_row} * s.vecs * V);
-      CHECK(s.capacity >= p.N);
+      CHECK(s.capacity >= p.N + head_room(p));
       CHECK(s.threads == kWarpRowsThreads);
       // One row per lane group per trip, or two on the tiles built for it.
       CHECK((s.rows_per_trip == 1 ||
@@ -54,7 +69,7 @@ void check_invariants(const SoftmaxPlan& s, const Problem& p, const DeviceLimits
         return t.threads_or_lanes == s.threads && t.vecs == s.vecs;
       }));
       CHECK(s.capacity == std::int64_t{s.threads} * s.vecs * V);
-      CHECK(s.capacity >= p.N);
+      CHECK(s.capacity >= p.N + head_room(p));
       CHECK(s.grid == p.M);
       CHECK(s.traffic == TrafficModel::fused);
       break;
@@ -68,12 +83,14 @@ void check_invariants(const SoftmaxPlan& s, const Problem& p, const DeviceLimits
       CHECK(s.cluster <= kMaxClusterSize);
       CHECK((s.cluster & (s.cluster - 1)) == 0);
       CHECK(s.capacity == std::int64_t{s.threads} * s.vecs * V);
-      CHECK(s.slice <= s.capacity);
+      CHECK(s.slice + head_room(p) <= s.capacity);  // each block's window fits its tile
       CHECK(s.slice % V == 0);
       CHECK(s.slice * s.cluster >= p.N);
       CHECK(s.slice * (s.cluster - 1) < p.N);  // no empty block
       CHECK(s.capacity * s.cluster >= p.N);
-      CHECK(s.capacity * (s.cluster / 2) < p.N);  // the fewest tiles (a power of two) that hold N
+      // The fewest tiles (a power of two) that hold N's windows: half as many would not.
+      const std::int64_t half = s.cluster / 2;
+      CHECK(((p.N + half - 1) / half + V - 1) / V * V + head_room(p) > s.capacity);
       CHECK(s.grid == p.M * s.cluster);
       CHECK(s.smem_bytes == 0);
       CHECK(s.traffic == TrafficModel::fused);
@@ -88,7 +105,7 @@ void check_invariants(const SoftmaxPlan& s, const Problem& p, const DeviceLimits
       CHECK(s.slice * s.cluster >= p.N);
       CHECK(s.slice * (s.cluster - 1) < p.N);  // no empty block
       CHECK(s.resident == s.slice);
-      CHECK(s.smem_bytes == static_cast<std::size_t>(s.slice * b));
+      CHECK(s.smem_bytes == static_cast<std::size_t>((s.slice + slice_room(p)) * b));
       CHECK(s.smem_bytes + kSliceStaticSmem <= d.shared_bytes_per_block);
       CHECK(s.grid == p.M * s.cluster);
       CHECK(s.traffic == TrafficModel::fused);
@@ -102,7 +119,7 @@ void check_invariants(const SoftmaxPlan& s, const Problem& p, const DeviceLimits
       CHECK(s.resident >= V);
       CHECK(s.resident % V == 0);
       CHECK(s.resident <= s.slice);
-      CHECK(s.smem_bytes == static_cast<std::size_t>(s.resident * b));
+      CHECK(s.smem_bytes == static_cast<std::size_t>((s.resident + slice_room(p)) * b));
       // kSplitBlocksPerSm blocks of this size fit on one SM.
       CHECK(kSplitBlocksPerSm * (s.smem_bytes + kSliceStaticSmem + kSmemReservedPerBlock) <=
             smem_per_sm(d));
@@ -137,13 +154,20 @@ TEST_CASE("dispatch: each family takes the rows it is built for, edge N - 1 / N 
     INFO("dtype " << to_string(t));
     const std::int64_t M = 4096;  // enough rows for every family's wave
     CHECK(plan_softmax(dense(M, 1, t), kH200).family == SoftmaxFamily::warp_rows);
-    CHECK(plan_softmax(dense(M, kWarpRowsMaxN - 1, t), kH200).family == SoftmaxFamily::warp_rows);
+    CHECK(plan_softmax(padded(M, kWarpRowsMaxN - 1, t), kH200).family == SoftmaxFamily::warp_rows);
     CHECK(plan_softmax(dense(M, kWarpRowsMaxN, t), kH200).family == SoftmaxFamily::warp_rows);
     CHECK(plan_softmax(dense(M, kWarpRowsMaxN + 1, t), kH200).family == SoftmaxFamily::block_row);
     const std::int64_t block_max = block_row_max_n(t);
     CHECK(block_max == kBlockRowMaxN);
-    CHECK(plan_softmax(dense(M, block_max - 1, t), kH200).family == SoftmaxFamily::block_row);
+    CHECK(plan_softmax(padded(M, block_max - 1, t), kH200).family == SoftmaxFamily::block_row);
     CHECK(plan_softmax(dense(M, block_max, t), kH200).family == SoftmaxFamily::block_row);
+    // A row of stride N - 1 (not whole vectors) needs V - 1 elements of room for its window: the
+    // largest tile holds N - V + 1 of them, not N - 1.
+    const std::int64_t V = vec_elems(t);
+    CHECK(plan_softmax(dense(M, kWarpRowsMaxN - V + 1, t), kH200).family == SoftmaxFamily::warp_rows);
+    CHECK(plan_softmax(dense(M, kWarpRowsMaxN - 1, t), kH200).family == SoftmaxFamily::block_row);
+    CHECK(plan_softmax(dense(M, block_max - V + 1, t), kH200).family == SoftmaxFamily::block_row);
+    CHECK(plan_softmax(dense(M, block_max - 1, t), kH200).family != SoftmaxFamily::block_row);
     const SoftmaxPlan past_block = plan_softmax(dense(M, block_max + 1, t), kH200);
     if (t == DType::f32) {
       // fp32: register tiles across a cluster (up to 4 x 32768), then shared-memory slices.
@@ -199,16 +223,20 @@ TEST_CASE("dispatch: register tiles are the smallest that hold the row", "[dispa
       std::vector<std::int64_t> caps;
       for (TileShape s : tiles) caps.push_back(std::int64_t{s.threads_or_lanes} * s.vecs * V);
       for (const std::int64_t cap : caps) {
-        for (const std::int64_t n : {cap - 1, cap, cap + 1}) {
-          if (n < lo || n > hi) continue;
-          const SoftmaxPlan s = plan_softmax(dense(1000, n, t), kH200);
-          INFO("N = " << n << ": " << summary(s));
-          REQUIRE(s.family == family);
-          // Smallest listed capacity >= n.
-          std::int64_t best = -1;
-          for (const std::int64_t c : caps)
-            if (c >= n && (best < 0 || c < best)) best = c;
-          CHECK(s.capacity == best);
+        for (const std::int64_t n : {cap - V, cap - 1, cap, cap + 1}) {
+          // Strides of whole vectors, and ld = N: those rows need room for their windows.
+          for (const Problem& p : {padded(1000, n, t), dense(1000, n, t)}) {
+            const std::int64_t need = n + head_room(p);
+            if (n < lo || need > hi) continue;
+            const SoftmaxPlan s = plan_softmax(p, kH200);
+            INFO("N = " << n << ", ld = " << p.ld_x << ": " << summary(s));
+            REQUIRE(s.family == family);
+            // Smallest listed capacity >= N + the room.
+            std::int64_t best = -1;
+            for (const std::int64_t c : caps)
+              if (c >= need && (best < 0 || c < best)) best = c;
+            CHECK(s.capacity == best);
+          }
         }
       }
     }

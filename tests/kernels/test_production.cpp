@@ -163,9 +163,12 @@ TEST_CASE("production softmax: every candidate plan of a shape is correct", "[gp
   const DeviceLimits d = device_limits();
   // 40 x 250000 and 40 x 250001 (rows padded to 16 bytes, a partial vector at each row's end):
   // split_row blocks with several slices in turn, each copied in while the one before is written.
-  const Problem shapes[] = {dense(133, 100), dense(64, 1000),   dense(37, 3001),
+  // ld = N odd (3001, 50257, 1000003, 2000003): every family on rows read through their 16-byte
+  // windows (storage.cuh), the row's offset from a boundary changing from row to row.
+  const Problem shapes[] = {dense(133, 100),  dense(64, 1000),  dense(37, 3001),
                             dense(20, 20000), dense(9, 65544),  dense(40, 250000),
-                            Problem{40, 250001, 250004, 250008, DType::f32}, dense(2, 2000003)};
+                            Problem{40, 250001, 250004, 250008, DType::f32}, dense(2, 2000003),
+                            dense(67, 1021),  dense(9, 50257),  dense(3, 1000003)};
   for (const DType t : {DType::f32, DType::bf16}) {
     for (Problem p : shapes) {
       p.dtype = t;
@@ -189,21 +192,27 @@ TEST_CASE("production softmax: bf16 and fp16 on every kind of hostile row", "[gp
         check_case(dense(3, n, t), kind, next_seed());
 }
 
-TEST_CASE("production softmax: padded and misaligned strides take the scalar path, correctly",
+TEST_CASE("production softmax: padded and misaligned strides, windows and the scalar path",
           "[gpu][softmax]") {
   for (const DType t : kDtypes) {
     const std::int64_t V = vec_elems(t);
     for (const std::int64_t n : {std::int64_t{33}, std::int64_t{1000}, std::int64_t{3001},
                                  std::int64_t{20000}, std::int64_t{70001}, std::int64_t{600000}}) {
       const std::int64_t m = std::clamp<std::int64_t>((std::int64_t{1} << 21) / n, 2, 150);
-      // ld = N + 1: rows start off 16-byte boundaries (scalar path).
+      // ld = N + 1: rows start off 16-byte boundaries, x's and y's alike (16-byte windows).
       check_case(Problem{m, n, n + 1, n + 1, t}, InputKind::mixed, next_seed());
+      // x's and y's rows at different offsets (ld_y = N + 2): the tiles' scalar path, the
+      // slices' windows with element-wise stores.
+      check_case(Problem{m, n, n + 1, n + 2, t}, InputKind::mixed, next_seed());
       // 16-byte-multiple padding, aligned pointers: the vector path on padded rows.
       const std::int64_t ld = (n + V - 1) / V * V + V;
       check_case(Problem{m, n, ld, ld + V, t}, InputKind::mixed, next_seed());
-      // Aligned strides but misaligned base pointers, x and y separately.
+      // Aligned strides but misaligned base pointers, x and y separately (the scalar path), and
+      // both by one element (windows that line up, where the plan, made for aligned rows, has
+      // room for them; the scalar path where it has not).
       check_case(Problem{m, n, ld, ld, t}, InputKind::mixed, next_seed(), std::nullopt, 1, 0);
       check_case(Problem{m, n, ld, ld, t}, InputKind::mixed, next_seed(), std::nullopt, 0, 1);
+      check_case(Problem{m, n, ld, ld, t}, InputKind::mixed, next_seed(), std::nullopt, 1, 1);
     }
   }
 }
