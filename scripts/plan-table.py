@@ -22,6 +22,8 @@ END = "<!-- plan-table:end -->"
 # Families whose short form is a format filled from the dispatch's sentence, one pattern a field.
 SIMPLE = [
     (": block_row,", "block_row T={} K={}", [r"(\d+) threads x", r"threads x (\d+) 16-byte"]),
+    (": block_hybrid,", "block_hybrid {} in registers + {} in smem",
+     [r"the first (\d+) elements in registers", r"in registers \([^)]*\), the other \d+ \(([^)]*)\)"]),
     (": cluster_tile,", "cluster_tile C={}, {} per block in registers",
      [r"cluster of (\d+) block", r"holding (\d+) elements"]),
     (": cluster_row,", "cluster_row C={}, {} slices in smem",

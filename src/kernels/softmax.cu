@@ -3,7 +3,11 @@
 // limits) for a plan and enqueues the family that plan names:
 //
 //   N <= 1024                  warp_rows.cu    a few lanes of a warp per row, rows in registers
-//   N <= 16384                 block_row.cu    a block per row, the row in registers
+//   N <= 32768                 block_row.cu    a block per row, the row in registers
+//   N <= ~90K fp32, M >= SMs   block_hybrid.cu a block per row, 32768 elements in registers,
+//                                              the rest in shared memory
+//   N <= 4 x 32768 fp32,       cluster_tile.cu a cluster of blocks per row, each slice in
+//   M x C >= SMs                               registers, partials exchanged on chip
 //   rows up to 16 x 112 KB,    cluster_row.cu  a cluster of up to 16 blocks per row, the row in
 //   M x C >= SMs                               their shared memory, partials exchanged on chip
 //   longer rows or fewer rows  split_row.cu    a row over many blocks of a co-resident grid,
@@ -14,8 +18,9 @@
 // split_row on rows longer than the card's shared memory can hold, which reads the part that does
 // not fit twice (TrafficModel::two_read); traffic_for() tells the model which applies.
 //
-// Storage fp32, bf16 or fp16 (p.dtype), arithmetic fp32. Any row strides: 16-byte accesses where
-// the base pointer and the stride allow them, one-element accesses elsewhere (same kernels).
+// Storage fp32, bf16 or fp16 (p.dtype), arithmetic fp32. Any row strides: 16-byte accesses from
+// the 16-byte boundary at or below each row's start (its window, storage.cuh) wherever x's and
+// y's rows are equally far past a boundary, one-element accesses elsewhere (same kernels).
 #include <map>
 #include <mutex>
 #include <optional>
@@ -96,6 +101,7 @@ void launch_plan(const SoftmaxPlan& plan, const Launch& l) {
   switch (plan.family) {
     case SoftmaxFamily::warp_rows: prod::launch_warp_rows(plan, l); return;
     case SoftmaxFamily::block_row: prod::launch_block_row(plan, l); return;
+    case SoftmaxFamily::block_hybrid: prod::launch_block_hybrid(plan, l); return;
     case SoftmaxFamily::cluster_row: prod::launch_cluster_row(plan, l); return;
     case SoftmaxFamily::cluster_tile: prod::launch_cluster_tile(plan, l); return;
     case SoftmaxFamily::split_row: prod::launch_split_row(plan, l); return;
@@ -124,7 +130,7 @@ KernelInfo softmax() {
   KernelInfo k;
   k.name = "softmax";
   k.description =
-      "production: warp_rows / block_row / cluster_tile / cluster_row / split_row picked per shape and dtype "
+      "production: warp_rows / block_row / block_hybrid / cluster_tile / cluster_row / split_row picked per shape and dtype "
       "(softmax_dispatch.hpp), 16-byte accesses, x read once while the row fits on chip";
   k.role = Role::production;
   k.traffic = TrafficModel::fused;  // for most shapes; traffic_for() says which

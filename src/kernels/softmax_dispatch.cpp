@@ -96,6 +96,38 @@ SoftmaxPlan block_row_plan(const Problem& p, TileShape tile) {
   return s;
 }
 
+// ---- block_hybrid ------------------------------------------------------------------------------
+
+std::size_t slice_smem_limit(const DeviceLimits& d);
+
+// One block per row: `tile` holds the row's first elements in registers, shared memory the rest
+// (with two vectors of room: the register part ends on a 16-byte boundary of x, so the rest may
+// start up to V - 1 elements later than capacity, and its window up to V - 1 before that).
+// threads = 0 when the rest does not fit.
+SoftmaxPlan block_hybrid_plan(const Problem& p, const DeviceLimits& d, TileShape tile) {
+  SoftmaxPlan s;
+  s.family = SoftmaxFamily::block_hybrid;
+  const i64 V = vec_elems(p.dtype);
+  const i64 b = dtype_bytes(p.dtype);
+  const i64 cap = static_cast<i64>(tile.threads_or_lanes) * tile.vecs * V;
+  const i64 rest = round_up(std::max<i64>(0, p.N - cap), V) + 2 * V;
+  if (p.N <= cap || static_cast<std::size_t>(rest * b) > slice_smem_limit(d)) return s;
+  s.threads = tile.threads_or_lanes;
+  s.vecs = tile.vecs;
+  s.capacity = cap;
+  s.slice = p.N - cap;
+  s.resident = p.N - cap;
+  s.smem_bytes = static_cast<std::size_t>(rest * b);
+  s.grid = p.M;
+  s.rows_in_flight = std::min<i64>(p.M, d.sm_count);  // one 1024-thread block per SM
+  s.why = fmt::format(
+      "{}: block_hybrid, one block per row, the first {} elements in registers ({} threads x {} "
+      "16-byte vectors), the other {} ({}) in shared memory (TMA bulk copy); no cluster; x read "
+      "once",
+      shape_words(p), cap, s.threads, s.vecs, s.slice, kib(static_cast<double>(s.slice * b)));
+  return s;
+}
+
 // ---- cluster_tile ------------------------------------------------------------------------------
 
 // C = the smallest power of two of `tile`s that covers the row (cluster = 0 when max_cluster of
@@ -269,6 +301,7 @@ std::string_view to_string(SoftmaxFamily f) {
   switch (f) {
     case SoftmaxFamily::warp_rows: return "warp_rows";
     case SoftmaxFamily::block_row: return "block_row";
+    case SoftmaxFamily::block_hybrid: return "block_hybrid";
     case SoftmaxFamily::cluster_tile: return "cluster_tile";
     case SoftmaxFamily::cluster_row: return "cluster_row";
     case SoftmaxFamily::split_row: return "split_row";
@@ -289,6 +322,17 @@ std::vector<TileShape> cluster_tile_tiles(DType t) {
 }
 
 std::int64_t block_row_max_n(DType) { return kBlockRowMaxN; }
+
+std::vector<TileShape> block_hybrid_tiles(DType t) {
+  return t == DType::f32 ? tile_shapes(BlockHybridTilesFp32{}) : tile_shapes(BlockHybridTiles16{});
+}
+
+std::int64_t block_hybrid_max_n(DType t, const DeviceLimits& d) {
+  const TileShape tile = block_hybrid_tiles(t).front();
+  const i64 V = vec_elems(t);
+  const i64 cap = static_cast<i64>(tile.threads_or_lanes) * tile.vecs * V;
+  return cap + round_down(static_cast<i64>(slice_smem_limit(d)) / dtype_bytes(t), V) - 2 * V;
+}
 
 std::int64_t cluster_tile_max_n(DType t) {
   if (t != DType::f32) return 0;
@@ -347,6 +391,12 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
         if (static_cast<i64>(t.threads_or_lanes) * t.vecs * V >= need && out.size() < kMaxTiles)
           out.push_back(block_row_plan(p, t));
       break;
+    case SoftmaxFamily::block_hybrid:
+      for (TileShape t : block_hybrid_tiles(p.dtype)) {
+        SoftmaxPlan s = block_hybrid_plan(p, d, t);
+        if (s.threads > 0) out.push_back(s);
+      }
+      break;
     case SoftmaxFamily::cluster_tile:
       for (TileShape t : cluster_tile_tiles(p.dtype)) {
         SoftmaxPlan s = cluster_tile_plan(p, d, t, max_cluster);
@@ -385,8 +435,15 @@ SoftmaxPlan plan_softmax(const Problem& p, const DeviceLimits& d, int max_cluste
   if (need <= kWarpRowsMaxN) return first(SoftmaxFamily::warp_rows);
   if (need <= block_row_max_n(p.dtype)) return first(SoftmaxFamily::block_row);
 
-  // Longer rows: a cluster of register tiles while 4 of them hold the row (fp32); it needs at
-  // least a full wave of blocks (M x C >= SMs), else the rows are split over the whole card.
+  // Longer rows: one block per row, registers and shared memory, while they hold the row; it
+  // needs a full wave of rows (M >= SMs).
+  if (p.N <= block_hybrid_max_n(p.dtype, d) && p.M >= d.sm_count) {
+    SoftmaxPlan h = block_hybrid_plan(p, d, block_hybrid_tiles(p.dtype).front());
+    if (h.threads > 0) return h;
+  }
+
+  // Then a cluster of register tiles while 4 of them hold the row (fp32); it needs at least a
+  // full wave of blocks (M x C >= SMs), else the rows are split over the whole card.
   if (max_cluster > 1 && p.N <= cluster_tile_max_n(p.dtype)) {
     SoftmaxPlan t = cluster_tile_plan(p, d, cluster_tile_tiles(p.dtype).front(),
                                       std::min(max_cluster, kClusterTileDefaultMax));
@@ -412,6 +469,7 @@ std::vector<SoftmaxPlan> candidate_plans(const Problem& p, const DeviceLimits& d
   std::vector<SoftmaxFamily> families;
   if (p.N <= kWarpRowsMaxN) families.push_back(SoftmaxFamily::warp_rows);
   if (p.N > kWarpRowsMaxN / 4) families.push_back(SoftmaxFamily::block_row);
+  if (p.N > kBlockRowMaxN) families.push_back(SoftmaxFamily::block_hybrid);
   if (p.N > kBlockRowMaxN / 2) families.push_back(SoftmaxFamily::cluster_tile);
   if (p.N > kBlockRowMaxN / 4) families.push_back(SoftmaxFamily::cluster_row);
   if (p.N > kBlockRowMaxN / 4) families.push_back(SoftmaxFamily::split_row);
@@ -430,6 +488,9 @@ std::string summary(const SoftmaxPlan& s) {
                          s.capacity, s.grid > 0 ? fmt::format(" grid={}", s.grid) : std::string{});
     case SoftmaxFamily::block_row:
       return fmt::format("block_row T={} K={} cap={}", s.threads, s.vecs, s.capacity);
+    case SoftmaxFamily::block_hybrid:
+      return fmt::format("block_hybrid T={} K={} cap={} smem={}", s.threads, s.vecs, s.capacity,
+                         s.smem_bytes);
     case SoftmaxFamily::cluster_tile:
       return fmt::format("cluster_tile C={} T={} K={} slice={}", s.cluster, s.threads, s.vecs,
                          s.slice);

@@ -14,6 +14,10 @@
 //                                   warp (or two rows per lane group per trip, a candidate)
 //   block_row    N <= 32768         one block per row, 64..1024 threads x K 16-byte vectors in
 //                                   registers, every load issued before the first reduction
+//   block_hybrid N <= 32768 + the   one block per row, the first 32768 elements in registers (a
+//                shared memory of   block_row tile), the rest in shared memory (TMA bulk copy):
+//                a block (~90K fp32, no cluster; needs M >= SMs
+//                ~148K 16-bit)
 //   cluster_tile N <= 16 tiles      the row split over a cluster of C <= 16 blocks, each slice in
 //                (524288)           registers (a block_row tile), (max, sum) exchanged through
 //                                   distributed shared memory; needs M x C >= SMs
@@ -40,7 +44,7 @@
 
 namespace smr {
 
-enum class SoftmaxFamily { warp_rows, block_row, cluster_tile, cluster_row, split_row };
+enum class SoftmaxFamily { warp_rows, block_row, block_hybrid, cluster_tile, cluster_row, split_row };
 std::string_view to_string(SoftmaxFamily f);  // "warp_rows", ...
 
 // ---- Fixed design constants (each kernel file static_asserts the ones it depends on) ----------
@@ -71,6 +75,10 @@ std::int64_t block_row_max_n(DType t);
 // tuning run, docs/performance.md).
 inline constexpr int kClusterTileDefaultMax = 4;  // fp32 only
 inline constexpr int kClusterRowDefaultMax = 8;
+// The longest row block_hybrid holds on a device with these limits: its tile (32768 elements)
+// plus the slice the block's shared memory holds, less two vectors of room for the window.
+std::int64_t block_hybrid_max_n(DType t, const DeviceLimits& d);
+std::vector<TileShape> block_hybrid_tiles(DType t);
 // The longest row cluster_tile runs by default: 4 tiles of 32768 fp32; 0 for 16-bit rows.
 std::int64_t cluster_tile_max_n(DType t);
 // The longest row cluster_row runs by default: 8 slices of kClusterSliceMax.
@@ -89,9 +97,10 @@ struct SoftmaxPlan {
   SoftmaxFamily family = SoftmaxFamily::warp_rows;
   int threads = 0;              // per block
   int lanes_per_row = 0;        // warp_rows: G
-  int vecs = 0;                 // warp_rows, block_row: 16-byte vectors per thread (K)
+  int vecs = 0;                 // warp_rows, block_row, block_hybrid, cluster_tile: 16-byte
+                                // vectors per thread (K)
   int rows_per_trip = 1;        // warp_rows: rows a lane group takes per trip (R = 1 or 2)
-  std::int64_t capacity = 0;    // warp_rows, block_row: elements a row tile holds (>= N)
+  std::int64_t capacity = 0;    // register tiles: elements a tile holds (>= N, block_hybrid < N)
   int cluster = 1;              // cluster_row: blocks per cluster (= blocks per row)
   int slices = 1;               // cluster_row, split_row: blocks per row
   std::int64_t slice = 0;       // cluster_row, split_row: elements per block (multiple of 16 B)

@@ -14,6 +14,7 @@ namespace smr::prod {
 
 void launch_warp_rows(const SoftmaxPlan& plan, const Launch& l);    // warp_rows.cu
 void launch_block_row(const SoftmaxPlan& plan, const Launch& l);    // block_row.cu
+void launch_block_hybrid(const SoftmaxPlan& plan, const Launch& l);  // block_hybrid.cu
 void launch_cluster_row(const SoftmaxPlan& plan, const Launch& l);  // cluster_row.cu
 void launch_cluster_tile(const SoftmaxPlan& plan, const Launch& l);  // cluster_tile.cu
 void launch_split_row(const SoftmaxPlan& plan, const Launch& l);    // split_row.cu

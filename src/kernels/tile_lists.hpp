@@ -64,6 +64,11 @@ using BlockRowTiles16 =
              RegisterTile<256, 4>, RegisterTile<512, 2>, RegisterTile<512, 4>, RegisterTile<1024, 2>,
              RegisterTile<1024, 4>>;
 
+// ---- block_hybrid: (threads, K), the register part of a row that continues in shared memory --
+// block_row's largest tile: 32768 elements (fp32 8 vectors, 16-bit 4) on 1024 threads.
+using BlockHybridTilesFp32 = TileList<RegisterTile<1024, 8>>;
+using BlockHybridTiles16 = TileList<RegisterTile<1024, 4>>;
+
 // ---- cluster_tile: (threads, K) per block, largest first ---------------------------------------
 // block_row's largest tiles: 32768 elements per block on 1024 threads (fp32 8 vectors, 16-bit 4:
 // 32 fp32 registers a thread either way), then 16384 on 512 threads (two blocks per SM, twice

@@ -74,6 +74,22 @@ void check_invariants(const SoftmaxPlan& s, const Problem& p, const DeviceLimits
       CHECK(s.traffic == TrafficModel::fused);
       break;
     }
+    case SoftmaxFamily::block_hybrid: {
+      const auto tiles = block_hybrid_tiles(p.dtype);
+      CHECK(std::any_of(tiles.begin(), tiles.end(), [&](TileShape t) {
+        return t.threads_or_lanes == s.threads && t.vecs == s.vecs;
+      }));
+      CHECK(s.capacity == std::int64_t{s.threads} * s.vecs * V);
+      CHECK(s.capacity < p.N);  // else block_row
+      CHECK(s.slice == p.N - s.capacity);
+      // The rest of the row and two vectors of room for its window, in whole vectors.
+      CHECK(s.smem_bytes == static_cast<std::size_t>(((s.slice + V - 1) / V + 2) * V * b));
+      CHECK(s.smem_bytes + kSliceStaticSmem <= d.shared_bytes_per_block);
+      CHECK(s.grid == p.M);
+      CHECK(s.traffic == TrafficModel::fused);
+      CHECK(s.workspace_bytes == 0);
+      break;
+    }
     case SoftmaxFamily::cluster_tile: {
       const auto tiles = cluster_tile_tiles(p.dtype);
       CHECK(std::any_of(tiles.begin(), tiles.end(), [&](TileShape t) {
@@ -168,22 +184,33 @@ TEST_CASE("dispatch: each family takes the rows it is built for, edge N - 1 / N 
     CHECK(plan_softmax(dense(M, kWarpRowsMaxN - 1, t), kH200).family == SoftmaxFamily::block_row);
     CHECK(plan_softmax(dense(M, block_max - V + 1, t), kH200).family == SoftmaxFamily::block_row);
     CHECK(plan_softmax(dense(M, block_max - 1, t), kH200).family != SoftmaxFamily::block_row);
+    // Past block_row: one block per row, registers and shared memory, while a block holds the
+    // row and the rows fill the card (M >= SMs).
     const SoftmaxPlan past_block = plan_softmax(dense(M, block_max + 1, t), kH200);
+    CHECK(past_block.family == SoftmaxFamily::block_hybrid);
+    const std::int64_t hybrid_max = block_hybrid_max_n(t, kH200);
+    // 32768 in registers + 231424 bytes of shared memory less two vectors.
+    CHECK(hybrid_max == block_max + 231424 / dtype_bytes(t) - 2 * V);
+    CHECK(plan_softmax(padded(M, hybrid_max, t), kH200).family == SoftmaxFamily::block_hybrid);
+    CHECK(plan_softmax(dense(M, hybrid_max + 1, t), kH200).family != SoftmaxFamily::block_hybrid);
+    const SoftmaxPlan few = plan_softmax(dense(kH200.sm_count - 1, block_max + 1, t), kH200);
+    CHECK(few.family != SoftmaxFamily::block_hybrid);
     if (t == DType::f32) {
       // fp32: register tiles across a cluster (up to 4 x 32768), then shared-memory slices.
-      CHECK(past_block.family == SoftmaxFamily::cluster_tile);
-      CHECK(past_block.cluster == 2);
+      CHECK(few.family == SoftmaxFamily::cluster_tile);
+      CHECK(few.cluster == 2);
+      CHECK(plan_softmax(dense(M, hybrid_max + 1, t), kH200).family == SoftmaxFamily::cluster_tile);
       const SoftmaxPlan at_tiles = plan_softmax(dense(M, cluster_tile_max_n(t), t), kH200);
       CHECK(at_tiles.family == SoftmaxFamily::cluster_tile);
       CHECK(at_tiles.cluster == kClusterTileDefaultMax);
       CHECK(plan_softmax(dense(M, cluster_tile_max_n(t) + 1, t), kH200).family ==
             SoftmaxFamily::cluster_row);
     } else {
-      // 16-bit: shared-memory slices from the first row too long for a block's registers, the
-      // fewest of at most 64 KB each (32769 elements: 2).
+      // 16-bit: shared-memory slices, the fewest of at most 64 KB each (32769 elements: 2).
       CHECK(cluster_tile_max_n(t) == 0);
-      CHECK(past_block.family == SoftmaxFamily::cluster_row);
-      CHECK(past_block.cluster == 2);
+      CHECK(few.family == SoftmaxFamily::cluster_row);
+      CHECK(few.cluster == 2);
+      CHECK(plan_softmax(dense(M, hybrid_max + 1, t), kH200).family == SoftmaxFamily::cluster_row);
     }
     // The longest row 8 shared-memory slices hold, and one past it: split over the card.
     const std::int64_t cluster_max_n = cluster_row_max_n(t);
@@ -195,9 +222,11 @@ TEST_CASE("dispatch: each family takes the rows it is built for, edge N - 1 / N 
     CHECK(plan_softmax(dense(M, cluster_max_n - 1, t), kH200).family == SoftmaxFamily::cluster_row);
     CHECK(plan_softmax(dense(M, cluster_max_n + 1, t), kH200).family == SoftmaxFamily::split_row);
 
-    // Rows per wave: a cluster needs M x C >= SMs, else the rows are split over the whole card.
+    // Rows per wave: block_hybrid needs M >= SMs, a cluster M x C >= SMs, else the rows are split
+    // over the whole card.
     const std::int64_t n = 256 * 1024 / dtype_bytes(t);  // 256 KB rows
-    const SoftmaxPlan wide = plan_softmax(dense(1024, n, t), kH200);
+    CHECK(plan_softmax(dense(kH200.sm_count, n, t), kH200).family == SoftmaxFamily::block_hybrid);
+    const SoftmaxPlan wide = plan_softmax(dense(kH200.sm_count - 1, n, t), kH200);
     // fp32: 2 register tiles of 32768; 16-bit: 4 shared-memory slices of 64 KB.
     const SoftmaxFamily f = t == DType::f32 ? SoftmaxFamily::cluster_tile : SoftmaxFamily::cluster_row;
     REQUIRE(wide.family == f);
@@ -245,11 +274,13 @@ TEST_CASE("dispatch: register tiles are the smallest that hold the row", "[dispa
 
 TEST_CASE("dispatch: cluster tiles are the fewest that hold the row", "[dispatch]") {
   const std::int64_t M = 4096;
-  // fp32 tiles of 32768: 128 KB rows -> 1 block (block_row), 256 KB -> 2, 1 MB -> 8, 2 MB -> 16.
+  // fp32 tiles of 32768: 128 KB rows -> 1 block (block_row), 256 KB -> 2, 1 MB -> 8, 2 MB -> 16,
+  // on fewer rows than SMs (else block_hybrid takes them up to ~90K).
+  const std::int64_t few = 100;
   CHECK(plan_softmax(dense(M, 32768, DType::f32), kH200).family == SoftmaxFamily::block_row);
-  CHECK(plan_softmax(dense(M, 32769, DType::f32), kH200).cluster == 2);
-  CHECK(plan_softmax(dense(M, 65536, DType::f32), kH200).cluster == 2);
-  CHECK(plan_softmax(dense(M, 65537, DType::f32), kH200).cluster == 4);
+  CHECK(plan_softmax(dense(few, 32769, DType::f32), kH200).cluster == 2);
+  CHECK(plan_softmax(dense(few, 65536, DType::f32), kH200).cluster == 2);
+  CHECK(plan_softmax(dense(few, 65537, DType::f32), kH200).cluster == 4);
   // Equal slices: N = 100000 on 4 blocks of 25000, not 3 x 32768 and a rest.
   const SoftmaxPlan even = plan_softmax(dense(M, 100000, DType::f32), kH200);
   CHECK(even.family == SoftmaxFamily::cluster_tile);
@@ -262,18 +293,20 @@ TEST_CASE("dispatch: cluster tiles are the fewest that hold the row", "[dispatch
   CHECK(family_plans(SoftmaxFamily::cluster_tile, dense(M, 1 << 19, DType::f32), kH200).front().cluster == 16);
   CHECK(family_plans(SoftmaxFamily::cluster_tile, dense(M, 32768, DType::bf16), kH200).front().cluster == 2);
   // Without clusters (max_cluster = 1) a row longer than a block's tile goes to one block's
-  // shared memory while it fits (cluster_row, C = 1), else it is split.
+  // registers and shared memory (block_hybrid) while they hold it and the rows fill the card
+  // (which leaves nothing to cluster_row with C = 1: one block's shared memory holds less than
+  // block_hybrid), else it is split.
   CHECK(plan_softmax(dense(M, 1 << 18, DType::f32), kH200, 1).family == SoftmaxFamily::split_row);
-  const SoftmaxPlan one = plan_softmax(dense(M, 40000, DType::bf16), kH200, 1);
-  CHECK(one.family == SoftmaxFamily::cluster_row);
-  CHECK(one.cluster == 1);
+  CHECK(plan_softmax(dense(M, 40000, DType::bf16), kH200, 1).family == SoftmaxFamily::block_hybrid);
+  CHECK(plan_softmax(dense(few, 40000, DType::bf16), kH200, 1).family == SoftmaxFamily::split_row);
 }
 
 TEST_CASE("dispatch: cluster slices prefer 64 KB, never exceed shared memory", "[dispatch]") {
   const std::int64_t M = 4096;
-  // bf16: 64 KB rows -> 1 block; 256 KB -> 4 of 64 KB; 768 KB -> 8 of 96 KB.
+  // bf16: 64 KB rows -> 1 block; 256 KB -> 4 of 64 KB (on fewer rows than SMs, else
+  // block_hybrid); 768 KB -> 8 of 96 KB.
   CHECK(plan_softmax(dense(M, 32768, DType::bf16), kH200).cluster == 1);
-  CHECK(plan_softmax(dense(M, 131072, DType::bf16), kH200).cluster == 4);
+  CHECK(plan_softmax(dense(100, 131072, DType::bf16), kH200).cluster == 4);
   const SoftmaxPlan big = plan_softmax(dense(M, 3 << 17, DType::bf16), kH200);
   CHECK(big.family == SoftmaxFamily::cluster_row);
   CHECK(big.cluster == 8);

@@ -183,6 +183,9 @@ TEST_CASE("a small shape set for compute-sanitizer, every kernel", "[gpu][saniti
       // split_row with rows longer than the card holds at once (38 MB: every block takes
       // several slices in turn, each copied in while the one before is written).
       {dense(70, 40000), {}, InputKind::mixed},
+      // block_hybrid: one block per row (M = SMs), 32768 elements in registers and the rest in
+      // shared memory, rows off 16-byte boundaries (ld = 40001: read through their windows).
+      {dense(limits.sm_count, 40001), {}, InputKind::mixed},
       {dense(17, 140000), {}, InputKind::mixed},
       {dense(16, 600000), {}, InputKind::mixed},
   };

@@ -131,7 +131,13 @@ TEST_CASE("production softmax: each family at the dispatch's edges, fp32 / bf16 
     // cluster_row: its first N (16-bit), its longest default row and one past it (split).
     const std::int64_t m16 = (d.sm_count + kMaxClusterSize - 1) / kMaxClusterSize;
     const std::int64_t m8 = (d.sm_count + kClusterRowDefaultMax - 1) / kClusterRowDefaultMax;
-    shapes.push_back(dense(200, block_max + 1, t));
+    shapes.push_back(dense(200, block_max + 1, t));  // block_hybrid's first N
+    // block_hybrid's longest row (a whole number of vectors), one past it, and the first N on one
+    // row too few (a cluster family).
+    const std::int64_t hybrid_max = block_hybrid_max_n(t, d);
+    shapes.push_back(dense(d.sm_count, hybrid_max, t));
+    shapes.push_back(dense(d.sm_count, hybrid_max + 1, t));
+    shapes.push_back(dense(d.sm_count - 1, block_max + 1, t));
     if (const std::int64_t tile_max_n = cluster_tile_max_n(t); tile_max_n > 0) {
       shapes.push_back(dense(m16 * 4, tile_max_n, t));
       shapes.push_back(dense(m16 * 4, tile_max_n + 1, t));
@@ -155,7 +161,7 @@ TEST_CASE("production softmax: each family at the dispatch's edges, fp32 / bf16 
     }
     INFO("dtype " << to_string(t));
     // Every family the dispatch picks for this dtype was exercised (cluster_tile: fp32 only).
-    CHECK(hit.size() == (t == DType::f32 ? 5u : 4u));
+    CHECK(hit.size() == (t == DType::f32 ? 6u : 5u));
   }
 }
 

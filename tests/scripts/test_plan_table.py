@@ -23,6 +23,9 @@ WARP_PERSISTENT = ("M = 1048576, N = 128 bf16 (256 B rows): warp_rows, 8 lane(s)
                    "grid-stride over rows on a grid sized to the card")
 BLOCK = ("M = 65536, N = 2048 fp32 (8 KiB rows): block_row, one block per row, 128 threads x 4 16-byte "
          "vectors = 2048 elements in registers, every load issued before the first reduction")
+HYBRID = ("M = 2048, N = 65536 fp32 (256 KiB rows): block_hybrid, one block per row, the first 32768 "
+          "elements in registers (1024 threads x 8 16-byte vectors), the other 32768 (128 KiB) in shared "
+          "memory (TMA bulk copy); no cluster; x read once")
 TILE = ("M = 2048, N = 65536 fp32 (256 KiB rows): cluster_tile, a cluster of 2 block(s) per row, each "
         "holding 32768 elements in registers (a tile of 1024 threads x 8 16-byte vectors), (max, sum) "
         "exchanged through distributed shared memory; x read once")
@@ -56,6 +59,7 @@ class Short(unittest.TestCase):
         self.assertEqual(plan_table.short(WARP_PERSISTENT), "warp_rows G=8 K=2, persistent")
         self.assertEqual(plan_table.short(BLOCK), "block_row T=128 K=4")
         self.assertEqual(plan_table.short(TILE), "cluster_tile C=2, 32768 per block in registers")
+        self.assertEqual(plan_table.short(HYBRID), "block_hybrid 32768 in registers + 128 KiB in smem")
         self.assertEqual(plan_table.short(ROW), "cluster_row C=2, 64 KiB slices in smem")
         self.assertEqual(plan_table.short(SPLIT), "split_row S=264, R=1, L2 prefetch")
         self.assertEqual(plan_table.short(SPLIT_TWICE), "split_row S=264, R=1, part read twice")

@@ -1,0 +1,134 @@
+// block_hybrid: rows a little too long for one block's registers (32768 < N <= ~90K fp32, ~148K
+// 16-bit), one block per row: the row's first part in registers (block_row's largest tile), the
+// rest in shared memory (TMA bulk copies, row_slice.cuh).
+//
+// What changes from cluster_tile, which ran N = 65536 fp32 before (two blocks of a cluster, 32768
+// elements in each one's registers: 85% of the copy ceiling, where block_row reaches 96% at
+// 32768): no cluster. An SM holds 64K fp32 elements at once if it uses both of its stores, the
+// register file (a 1024-thread block with 32 fp32 registers of data a thread: 128 KB) and shared
+// memory (up to 227 KB), so one block can hold the whole row, as block_row does at 32768, and
+// neither waits for two SMs of one GPC to be free at the same time (a cluster's launch) nor for a
+// partner at a cluster barrier once per row.
+//
+// Per block (one row):
+//   1. thread 0 hands the shared-memory part, x[cut, N), to the copy engine in 4 chunks; then every
+//      thread issues its tile's K 16-byte loads of x[0, cut) (row_tile.cuh);
+//   2. the tile's (max, sum) (the tile keeps its exponentials), then the slice's, chunk by chunk as
+//      the chunks land; one block reduction of the merged pair;
+//   3. the tile is stored from registers, the slice written from shared memory.
+// `cut` is where the register tile's window ends: the tile's capacity less the row's offset from
+// a 16-byte boundary on the vector path, so the shared-memory part starts on a boundary.
+//
+// Cost per element: one read and one write (TrafficModel::fused). FLOPs: as block_row for the tile,
+// as cluster_row for the slice (its exponentials evaluated twice). Bound: DRAM bandwidth, with up
+// to 128 KB of register loads and 227 KB of copies in flight per SM.
+//
+// Limits: N <= the tile's capacity + the shared memory a block can take (the dispatch's
+// block_hybrid_max_n); M <= 2^31 - 1 (one block per row).
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include "kernels/cuda_check.hpp"
+#include "kernels/row_slice.cuh"
+#include "kernels/row_tile.cuh"
+#include "kernels/softmax_families.hpp"
+
+namespace smr::prod {
+
+namespace {
+
+template <int W, int kThreads, int K, class T>
+__device__ __forceinline__ void block_hybrid_body(const T* __restrict__ x, T* __restrict__ y,
+                                                  std::int64_t N, std::int64_t ld_x,
+                                                  std::int64_t ld_y, bool y_vec) {
+  constexpr int V = Vec<T>::kElems;
+  constexpr std::int64_t kCapacity = static_cast<std::int64_t>(kThreads) * K * V;
+  extern __shared__ __align__(kVecBytes) unsigned char slice_smem[];
+#pragma nv_diag_suppress static_var_with_dynamic_init
+  __shared__ BlockBarrier bars[kSliceChunks];
+  T* s = reinterpret_cast<T*>(slice_smem);
+  const int t = static_cast<int>(threadIdx.x);
+  const T* xrow = x + static_cast<std::int64_t>(blockIdx.x) * ld_x;
+  T* yrow = y + static_cast<std::int64_t>(blockIdx.x) * ld_y;
+
+  // 1. The slice's copies first (they take longest), then the tile's loads.
+  const std::int64_t cut = std::min(N, kCapacity - (W == V ? row_head(xrow) : 0));
+  init_slice_barriers(bars);
+  SliceBarriers sb{bars};
+  const SliceWindow w = slice_window(xrow + cut, N - cut, true);
+  const std::int64_t per = chunk_vecs(w.vhi);
+  issue_slice_copy(s, xrow + cut - w.lo, w, per, sb);
+  RowTile<T, K> tile;
+  load_tile<W, kThreads>(xrow, cut, t, tile);
+
+  // 2. Statistics: the tile's, the slice's, one block reduction.
+  const RowStats mine = tile_stats(tile);
+  const RowStats sliced = slice_stats(s, w, per, sb);
+  const RowStats stats = block_allreduce<kThreads>(merge(mine, sliced), MergeOp{});
+
+  // 3. Output: the tile from registers, the slice from shared memory.
+  store_tile<W, kThreads>(yrow, cut, t, tile, tile_scale(mine, stats));
+  write_slice(s, yrow + cut - w.lo, w, y_vec, row_scale(stats));
+}
+
+template <class T, int kThreads, int K>
+__global__ void __launch_bounds__(kThreads, 1)
+    block_hybrid_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t N,
+                        std::int64_t ld_x, std::int64_t ld_y, bool vectorized, bool y_vec) {
+  if (vectorized)
+    block_hybrid_body<Vec<T>::kElems, kThreads, K>(x, y, N, ld_x, ld_y, y_vec);
+  else
+    block_hybrid_body<1, kThreads, K>(x, y, N, ld_x, ld_y, y_vec);
+}
+
+template <class T, class F>
+bool with_kernel(const SoftmaxPlan& plan, F&& f) {
+  using Tiles = std::conditional_t<sizeof(T) == 4, BlockHybridTilesFp32, BlockHybridTiles16>;
+  return with_tile(Tiles{}, plan.threads, plan.vecs, [&](auto tile) {
+    constexpr int kThreads = decltype(tile)::kLanes;
+    constexpr int K = decltype(tile)::kVecs;
+    const auto kernel = block_hybrid_kernel<T, kThreads, K>;
+    static const bool prepared = [&] {  // once per instantiation
+      allow_all_dynamic_shared_memory(kernel);
+      return true;
+    }();
+    (void)prepared;
+    f(kernel, static_cast<std::int64_t>(kThreads) * K * Vec<T>::kElems);
+  });
+}
+
+}  // namespace
+
+void launch_block_hybrid(const SoftmaxPlan& plan, const Launch& l) {
+  const Problem& p = l.p;
+  if (p.M > 0x7fffffff)
+    throw std::invalid_argument("block_hybrid: M = " + std::to_string(p.M) +
+                                " exceeds the one-block-per-row grid limit of 2^31 - 1");
+  bool found = false;
+  with_storage(p.dtype, [&](auto type_tag) {
+    using T = decltype(type_tag);
+    found = with_kernel<T>(plan, [&](auto kernel, std::int64_t capacity) {
+      // The slice: x[cut, N) with cut >= capacity - (V - 1), its window up to V - 1 elements more.
+      constexpr std::int64_t V = Vec<T>::kElems;
+      const std::int64_t need = std::max<std::int64_t>(0, p.N - capacity) + 2 * V;
+      if (plan.smem_bytes < static_cast<std::size_t>(need * static_cast<std::int64_t>(sizeof(T))))
+        throw std::invalid_argument("block_hybrid: " + std::to_string(plan.smem_bytes) +
+                                    " bytes of shared memory do not hold the " +
+                                    std::to_string(p.N) + " - " + std::to_string(capacity) +
+                                    " elements past the register tile");
+      const bool vectorized = same_vector_offsets(l.x, p.ld_x, l.y, p.ld_y, sizeof(T));
+      kernel<<<static_cast<unsigned>(p.M), plan.threads, plan.smem_bytes, l.stream>>>(
+          static_cast<const T*>(l.x), static_cast<T*>(l.y), p.N, p.ld_x, p.ld_y, vectorized,
+          vectorized);
+      CUDA_CHECK_LAUNCH();
+    });
+  });
+  if (!found)
+    throw std::invalid_argument("block_hybrid: no instantiated tile T=" +
+                                std::to_string(plan.threads) + " K=" + std::to_string(plan.vecs) +
+                                " for " + std::string(to_string(p.dtype)));
+}
+
+}  // namespace smr::prod
