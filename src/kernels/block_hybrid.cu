@@ -1,6 +1,7 @@
 // block_hybrid: rows a little too long for one block's registers (32768 < N <= ~90K fp32, ~148K
-// 16-bit), one block per row: the row's first part in registers (block_row's largest tile), the
-// rest in shared memory (TMA bulk copies, row_slice.cuh).
+// 16-bit; 16-bit from 16385 on), one block per row: the row's first part in registers (a
+// block_row tile of 1024 or 512 threads), the rest in shared memory (TMA bulk copies,
+// row_slice.cuh).
 //
 // What changes from cluster_tile, which ran N = 65536 fp32 before (two blocks of a cluster, 32768
 // elements in each one's registers: 85% of the copy ceiling, where block_row reaches 96% at
@@ -73,8 +74,9 @@ __device__ __forceinline__ void block_hybrid_body(const T* __restrict__ x, T* __
   write_slice(s, yrow + cut - w.lo, w, y_vec, row_scale(stats));
 }
 
+// A thread within 64 registers: 1024 threads per SM (one block of 1024, or two of 512).
 template <class T, int kThreads, int K>
-__global__ void __launch_bounds__(kThreads, 1)
+__global__ void __launch_bounds__(kThreads, 1024 / kThreads)
     block_hybrid_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t N,
                         std::int64_t ld_x, std::int64_t ld_y, bool vectorized, bool y_vec) {
   if (vectorized)

@@ -55,8 +55,12 @@ std::string shape_words(const Problem& p) {
 
 // The grid: fp32 rows one block per 8 x 32/G rows (on the H200 1.04-1.08x faster than a
 // persistent grid at N = 32 ... 1024), 16-bit rows a persistent grid (there 1.05-1.14x faster
-// than one block per rows): docs/performance.md.
-bool warp_rows_persistent_default(DType t) { return t != DType::f32; }
+// than one block per rows) except on the tile of 1024 (32 lanes x 4 vectors: since session 4 at
+// 64 registers, not 80, and one block per rows 1.03-1.04x faster at N = 1000 and 1024):
+// docs/performance.md.
+bool warp_rows_persistent_default(DType t, i64 capacity) {
+  return t != DType::f32 && capacity < kWarpRowsMaxN;
+}
 
 SoftmaxPlan warp_rows_plan(const Problem& p, TileShape tile, bool persistent, int rows_per_trip = 1) {
   SoftmaxPlan s;
@@ -112,6 +116,10 @@ SoftmaxPlan block_hybrid_plan(const Problem& p, const DeviceLimits& d, TileShape
   const i64 cap = static_cast<i64>(tile.threads_or_lanes) * tile.vecs * V;
   const i64 rest = round_up(std::max<i64>(0, p.N - cap), V) + 2 * V;
   if (p.N <= cap || static_cast<std::size_t>(rest * b) > slice_smem_limit(d)) return s;
+  // Blocks per SM: 1024 threads' registers at 64 a thread, and the slices' shared memory.
+  const i64 by_smem = static_cast<i64>(
+      smem_per_sm(d) / (static_cast<std::size_t>(rest * b) + kSliceStaticSmem + kSmemReservedPerBlock));
+  const i64 per_sm = std::max<i64>(1, std::min<i64>(1024 / tile.threads_or_lanes, by_smem));
   s.threads = tile.threads_or_lanes;
   s.vecs = tile.vecs;
   s.capacity = cap;
@@ -119,13 +127,27 @@ SoftmaxPlan block_hybrid_plan(const Problem& p, const DeviceLimits& d, TileShape
   s.resident = p.N - cap;
   s.smem_bytes = static_cast<std::size_t>(rest * b);
   s.grid = p.M;
-  s.rows_in_flight = std::min<i64>(p.M, d.sm_count);  // one 1024-thread block per SM
+  s.rows_in_flight = std::min<i64>(p.M, per_sm * d.sm_count);
   s.why = fmt::format(
       "{}: block_hybrid, one block per row, the first {} elements in registers ({} threads x {} "
       "16-byte vectors), the other {} ({}) in shared memory (TMA bulk copy); no cluster; x read "
       "once",
       shape_words(p), cap, s.threads, s.vecs, s.slice, kib(static_cast<double>(s.slice * b)));
   return s;
+}
+
+// The default block_hybrid plan: the first listed tile that holds the row with as many blocks per
+// SM as its threads allow (two of 512, one of 1024), else the first that holds it at all.
+SoftmaxPlan block_hybrid_default(const Problem& p, const DeviceLimits& d) {
+  SoftmaxPlan any;
+  for (TileShape t : block_hybrid_tiles(p.dtype)) {
+    SoftmaxPlan s = block_hybrid_plan(p, d, t);
+    if (s.threads == 0) continue;
+    const i64 full = std::min<i64>(p.M, static_cast<i64>(1024 / t.threads_or_lanes) * d.sm_count);
+    if (s.rows_in_flight == full) return s;
+    if (any.threads == 0) any = s;
+  }
+  return any;
 }
 
 // ---- cluster_tile ------------------------------------------------------------------------------
@@ -321,6 +343,8 @@ std::vector<TileShape> cluster_tile_tiles(DType t) {
   return t == DType::f32 ? tile_shapes(ClusterTileTilesFp32{}) : tile_shapes(ClusterTileTiles16{});
 }
 
+std::int64_t warp_rows_max_n(DType t) { return t == DType::f32 ? 512 : kWarpRowsMaxN; }
+
 std::int64_t block_row_max_n(DType) { return kBlockRowMaxN; }
 
 std::vector<TileShape> block_hybrid_tiles(DType t) {
@@ -328,9 +352,10 @@ std::vector<TileShape> block_hybrid_tiles(DType t) {
 }
 
 std::int64_t block_hybrid_max_n(DType t, const DeviceLimits& d) {
-  const TileShape tile = block_hybrid_tiles(t).front();
   const i64 V = vec_elems(t);
-  const i64 cap = static_cast<i64>(tile.threads_or_lanes) * tile.vecs * V;
+  i64 cap = 0;  // the largest tile's
+  for (TileShape tile : block_hybrid_tiles(t))
+    cap = std::max<i64>(cap, static_cast<i64>(tile.threads_or_lanes) * tile.vecs * V);
   return cap + round_down(static_cast<i64>(slice_smem_limit(d)) / dtype_bytes(t), V) - 2 * V;
 }
 
@@ -368,16 +393,16 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
     case SoftmaxFamily::warp_rows: {
       // Every tile of the two smallest capacities that hold N (the default first), and the
       // default tile on the other kind of grid.
-      const bool persistent = warp_rows_persistent_default(p.dtype);
       i64 first_cap = 0;
       for (TileShape t : warp_rows_tiles(p.dtype)) {
         const i64 cap = static_cast<i64>(t.threads_or_lanes) * t.vecs * V;
         if (cap < need || (first_cap > 0 && cap > 2 * first_cap)) continue;
         if (first_cap == 0) first_cap = cap;
-        out.push_back(warp_rows_plan(p, t, persistent));
+        out.push_back(warp_rows_plan(p, t, warp_rows_persistent_default(p.dtype, cap)));
       }
       if (out.empty()) break;
       const SoftmaxPlan first = out.front();
+      const bool persistent = warp_rows_persistent_default(p.dtype, first_cap);
       out.push_back(warp_rows_plan(p, {first.lanes_per_row, first.vecs}, !persistent));
       // Two rows per trip, for the tiles of the smallest capacity that are built for it.
       for (TileShape t : warp_rows_tiles(p.dtype))
@@ -432,14 +457,32 @@ SoftmaxPlan plan_softmax(const Problem& p, const DeviceLimits& d, int max_cluste
     return plans.front();
   };
   const i64 need = p.N + row_head_room(p);  // a register tile holds the row's window
-  if (need <= kWarpRowsMaxN) return first(SoftmaxFamily::warp_rows);
+  if (need <= warp_rows_max_n(p.dtype)) return first(SoftmaxFamily::warp_rows);
+  // 16-bit rows past 16384, where block_row would need its 1024-thread tile: a 512-thread
+  // block_hybrid, two per SM, if the rows fill the card.
+  if (p.dtype != DType::f32 && p.N > kBlockRowMaxN / 2 && need <= block_row_max_n(p.dtype) &&
+      p.M >= d.sm_count) {
+    SoftmaxPlan h = block_hybrid_default(p, d);
+    if (h.threads > 0 && h.threads < 1024) return h;
+  }
   if (need <= block_row_max_n(p.dtype)) return first(SoftmaxFamily::block_row);
 
   // Longer rows: one block per row, registers and shared memory, while they hold the row; it
   // needs a full wave of rows (M >= SMs).
   if (p.N <= block_hybrid_max_n(p.dtype, d) && p.M >= d.sm_count) {
-    SoftmaxPlan h = block_hybrid_plan(p, d, block_hybrid_tiles(p.dtype).front());
+    SoftmaxPlan h = block_hybrid_default(p, d);
     if (h.threads > 0) return h;
+  }
+
+  // fp32 rows just past block_hybrid: two blocks of a cluster, each with half the row in its
+  // shared memory (one block per SM; on the H200 1.15x cluster_tile's 4 register tiles at N =
+  // 100000: session 4's tuning run).
+  if (p.dtype == DType::f32 && max_cluster >= 2 && p.N > block_hybrid_max_n(p.dtype, d)) {
+    SoftmaxPlan two = cluster_plan(p, d, 2);
+    if (two.cluster == 2 && p.M * 2 >= d.sm_count) {
+      two.why += " (two blocks, each half the row in shared memory: faster than 4 register tiles)";
+      return two;
+    }
   }
 
   // Then a cluster of register tiles while 4 of them hold the row (fp32); it needs at least a
@@ -469,7 +512,7 @@ std::vector<SoftmaxPlan> candidate_plans(const Problem& p, const DeviceLimits& d
   std::vector<SoftmaxFamily> families;
   if (p.N <= kWarpRowsMaxN) families.push_back(SoftmaxFamily::warp_rows);
   if (p.N > kWarpRowsMaxN / 4) families.push_back(SoftmaxFamily::block_row);
-  if (p.N > kBlockRowMaxN) families.push_back(SoftmaxFamily::block_hybrid);
+  if (p.N > kBlockRowMaxN / 2) families.push_back(SoftmaxFamily::block_hybrid);
   if (p.N > kBlockRowMaxN / 2) families.push_back(SoftmaxFamily::cluster_tile);
   if (p.N > kBlockRowMaxN / 4) families.push_back(SoftmaxFamily::cluster_row);
   if (p.N > kBlockRowMaxN / 4) families.push_back(SoftmaxFamily::split_row);

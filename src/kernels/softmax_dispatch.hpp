@@ -66,7 +66,11 @@ inline constexpr std::int64_t kMinSplitSlice = 2048;
 // Row lengths up to which each register family is the default. block_row's limit is its largest
 // tile, 1024 threads x 32 elements (fp32 8 vectors, 16-bit 4: the tile is fp32 in registers
 // whatever the storage, and a 1024-thread block stays within 64 registers a thread).
-inline constexpr std::int64_t kWarpRowsMaxN = 1024;
+inline constexpr std::int64_t kWarpRowsMaxN = 1024;  // warp_rows' largest tile
+// The longest row warp_rows runs by default: 1024 for 16-bit rows; fp32 rows of 513 ... 1024 go
+// to block_row's 64 x 4 tile (on the H200 1.02x warp_rows' 32 x 8 at N = 1000 and 1024: session
+// 4's tuning run, docs/performance.md).
+std::int64_t warp_rows_max_n(DType t);
 inline constexpr std::int64_t kBlockRowMaxN = 32768;  // every dtype
 std::int64_t block_row_max_n(DType t);
 // The largest clusters the dispatch picks by default (the tuning test times the others: on the

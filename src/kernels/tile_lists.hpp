@@ -69,9 +69,13 @@ using BlockRowTiles16 =
              RegisterTile<512, 4>, RegisterTile<1024, 2>, RegisterTile<1024, 4>>;
 
 // ---- block_hybrid: (threads, K), the register part of a row that continues in shared memory --
-// block_row's largest tile: 32768 elements (fp32 8 vectors, 16-bit 4) on 1024 threads.
-using BlockHybridTilesFp32 = TileList<RegisterTile<1024, 8>>;
-using BlockHybridTiles16 = TileList<RegisterTile<1024, 4>>;
+// block_row's largest tiles: 32768 elements (fp32 8 vectors, 16-bit 4) on 1024 threads, and 16384
+// on 512 threads, two blocks per SM while two slices fit in its shared memory. 16-bit rows take
+// the 512-thread tile first (on the H200 a 1024-thread block_row tile of 16-bit rows ran at 73% of
+// the copy ceiling, two 512-thread blocks per SM at 88%: session 4), fp32 rows the 1024-thread
+// tile (the other is a candidate).
+using BlockHybridTilesFp32 = TileList<RegisterTile<1024, 8>, RegisterTile<512, 8>>;
+using BlockHybridTiles16 = TileList<RegisterTile<512, 4>, RegisterTile<1024, 4>>;
 
 // ---- cluster_tile: (threads, K) per block, largest first ---------------------------------------
 // block_row's largest tiles: 32768 elements per block on 1024 threads (fp32 8 vectors, 16-bit 4:

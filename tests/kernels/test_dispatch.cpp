@@ -169,21 +169,42 @@ TEST_CASE("dispatch: each family takes the rows it is built for, edge N - 1 / N 
   for (const DType t : kDtypes) {
     INFO("dtype " << to_string(t));
     const std::int64_t M = 4096;  // enough rows for every family's wave
+    const std::int64_t V = vec_elems(t);
+    // warp_rows to 1024 (16-bit) or 512 (fp32: 513 ... 1024 on block_row's 64 x 4 tile).
+    const std::int64_t warp_max = warp_rows_max_n(t);
+    CHECK(warp_max == (t == DType::f32 ? 512 : kWarpRowsMaxN));
     CHECK(plan_softmax(dense(M, 1, t), kH200).family == SoftmaxFamily::warp_rows);
-    CHECK(plan_softmax(padded(M, kWarpRowsMaxN - 1, t), kH200).family == SoftmaxFamily::warp_rows);
-    CHECK(plan_softmax(dense(M, kWarpRowsMaxN, t), kH200).family == SoftmaxFamily::warp_rows);
-    CHECK(plan_softmax(dense(M, kWarpRowsMaxN + 1, t), kH200).family == SoftmaxFamily::block_row);
+    CHECK(plan_softmax(padded(M, warp_max - 1, t), kH200).family == SoftmaxFamily::warp_rows);
+    CHECK(plan_softmax(dense(M, warp_max, t), kH200).family == SoftmaxFamily::warp_rows);
+    CHECK(plan_softmax(dense(M, warp_max + 1, t), kH200).family == SoftmaxFamily::block_row);
+    if (t == DType::f32) {
+      const SoftmaxPlan k1 = plan_softmax(dense(M, kWarpRowsMaxN, t), kH200);
+      CHECK(k1.family == SoftmaxFamily::block_row);
+      CHECK(k1.threads == 64);
+      CHECK(k1.vecs == 4);
+    }
+    // block_row to 32768 fp32; 16-bit rows past 16384 on as many rows as SMs take block_hybrid's
+    // 512-thread tile, two per SM (fewer rows stay on block_row).
     const std::int64_t block_max = block_row_max_n(t);
     CHECK(block_max == kBlockRowMaxN);
-    CHECK(plan_softmax(padded(M, block_max - 1, t), kH200).family == SoftmaxFamily::block_row);
-    CHECK(plan_softmax(dense(M, block_max, t), kH200).family == SoftmaxFamily::block_row);
+    const std::int64_t block_default_max = t == DType::f32 ? block_max : block_max / 2;
+    CHECK(plan_softmax(padded(M, block_default_max - 1, t), kH200).family == SoftmaxFamily::block_row);
+    CHECK(plan_softmax(dense(M, block_default_max, t), kH200).family == SoftmaxFamily::block_row);
+    if (t != DType::f32) {
+      const SoftmaxPlan h = plan_softmax(dense(M, block_default_max + 1, t), kH200);
+      CHECK(h.family == SoftmaxFamily::block_hybrid);
+      CHECK(h.threads == 512);
+      CHECK(plan_softmax(dense(M, block_max, t), kH200).family == SoftmaxFamily::block_hybrid);
+      CHECK(plan_softmax(dense(kH200.sm_count - 1, block_max, t), kH200).family ==
+            SoftmaxFamily::block_row);
+    }
     // A row of stride N - 1 (not whole vectors) needs V - 1 elements of room for its window: the
     // largest tile holds N - V + 1 of them, not N - 1.
-    const std::int64_t V = vec_elems(t);
-    CHECK(plan_softmax(dense(M, kWarpRowsMaxN - V + 1, t), kH200).family == SoftmaxFamily::warp_rows);
-    CHECK(plan_softmax(dense(M, kWarpRowsMaxN - 1, t), kH200).family == SoftmaxFamily::block_row);
-    CHECK(plan_softmax(dense(M, block_max - V + 1, t), kH200).family == SoftmaxFamily::block_row);
-    CHECK(plan_softmax(dense(M, block_max - 1, t), kH200).family != SoftmaxFamily::block_row);
+    CHECK(plan_softmax(dense(M, warp_max - V + 1, t), kH200).family == SoftmaxFamily::warp_rows);
+    CHECK(plan_softmax(dense(M, warp_max - 1, t), kH200).family == SoftmaxFamily::block_row);
+    const std::int64_t few_rows = kH200.sm_count - 1;  // block_row's whole range for every dtype
+    CHECK(plan_softmax(dense(few_rows, block_max - V + 1, t), kH200).family == SoftmaxFamily::block_row);
+    CHECK(plan_softmax(dense(few_rows, block_max - 1, t), kH200).family != SoftmaxFamily::block_row);
     // Past block_row: one block per row, registers and shared memory, while a block holds the
     // row and the rows fill the card (M >= SMs).
     const SoftmaxPlan past_block = plan_softmax(dense(M, block_max + 1, t), kH200);
@@ -199,7 +220,14 @@ TEST_CASE("dispatch: each family takes the rows it is built for, edge N - 1 / N 
       // fp32: register tiles across a cluster (up to 4 x 32768), then shared-memory slices.
       CHECK(few.family == SoftmaxFamily::cluster_tile);
       CHECK(few.cluster == 2);
-      CHECK(plan_softmax(dense(M, hybrid_max + 1, t), kH200).family == SoftmaxFamily::cluster_tile);
+      // Past block_hybrid: two blocks of a cluster with half the row each in shared memory while
+      // that fits one block (N <= 2 x 57856), then 4 register tiles.
+      const SoftmaxPlan past_hybrid = plan_softmax(dense(M, hybrid_max + 1, t), kH200);
+      CHECK(past_hybrid.family == SoftmaxFamily::cluster_row);
+      CHECK(past_hybrid.cluster == 2);
+      const std::int64_t two_slices = 2 * (231424 / 4);  // rows of whole vectors: no room needed
+      CHECK(plan_softmax(padded(M, two_slices, t), kH200).family == SoftmaxFamily::cluster_row);
+      CHECK(plan_softmax(padded(M, two_slices + V, t), kH200).family == SoftmaxFamily::cluster_tile);
       const SoftmaxPlan at_tiles = plan_softmax(dense(M, cluster_tile_max_n(t), t), kH200);
       CHECK(at_tiles.family == SoftmaxFamily::cluster_tile);
       CHECK(at_tiles.cluster == kClusterTileDefaultMax);
@@ -246,15 +274,16 @@ TEST_CASE("dispatch: register tiles are the smallest that hold the row", "[dispa
     INFO("dtype " << to_string(t));
     const std::int64_t V = vec_elems(t);
     for (const auto& [family, tiles, lo, hi] :
-         {std::tuple{SoftmaxFamily::warp_rows, warp_rows_tiles(t), std::int64_t{1}, kWarpRowsMaxN},
-          std::tuple{SoftmaxFamily::block_row, block_row_tiles(t), kWarpRowsMaxN + 1,
+         {std::tuple{SoftmaxFamily::warp_rows, warp_rows_tiles(t), std::int64_t{1}, warp_rows_max_n(t)},
+          std::tuple{SoftmaxFamily::block_row, block_row_tiles(t), warp_rows_max_n(t) + 1,
                      block_row_max_n(t)}}) {
       std::vector<std::int64_t> caps;
       for (TileShape s : tiles) caps.push_back(std::int64_t{s.threads_or_lanes} * s.vecs * V);
       for (const std::int64_t cap : caps) {
         for (const std::int64_t n : {cap - V, cap - 1, cap, cap + 1}) {
           // Strides of whole vectors, and ld = N: those rows need room for their windows.
-          for (const Problem& p : {padded(1000, n, t), dense(1000, n, t)}) {
+          // (Fewer rows than SMs: 16-bit rows past 16384 on more would take block_hybrid.)
+          for (const Problem& p : {padded(100, n, t), dense(100, n, t)}) {
             const std::int64_t need = n + head_room(p);
             if (n < lo || need > hi) continue;
             const SoftmaxPlan s = plan_softmax(p, kH200);
@@ -281,9 +310,14 @@ TEST_CASE("dispatch: cluster tiles are the fewest that hold the row", "[dispatch
   CHECK(plan_softmax(dense(few, 32769, DType::f32), kH200).cluster == 2);
   CHECK(plan_softmax(dense(few, 65536, DType::f32), kH200).cluster == 2);
   CHECK(plan_softmax(dense(few, 65537, DType::f32), kH200).cluster == 4);
-  // Equal slices: N = 100000 on 4 blocks of 25000, not 3 x 32768 and a rest.
-  const SoftmaxPlan even = plan_softmax(dense(M, 100000, DType::f32), kH200);
-  CHECK(even.family == SoftmaxFamily::cluster_tile);
+  // Equal slices: N = 100000 on 4 blocks of 25000, not 3 x 32768 and a rest (a candidate: the
+  // default there is 2 shared-memory slices of 50000).
+  const Problem p100k = dense(M, 100000, DType::f32);
+  const SoftmaxPlan two = plan_softmax(p100k, kH200);
+  CHECK(two.family == SoftmaxFamily::cluster_row);
+  CHECK(two.slice == 50000);
+  const SoftmaxPlan even = family_plans(SoftmaxFamily::cluster_tile, p100k, kH200).front();
+  CHECK(even.cluster == 4);
   CHECK(even.slice == 25000);
   // Past 4 tiles, shared-memory slices (8 x 64 KB = 512 KB) while they hold the row, then split.
   CHECK(plan_softmax(dense(M, 1 << 17, DType::f32) , kH200).family == SoftmaxFamily::cluster_tile);
