@@ -40,10 +40,12 @@ namespace smr::prod {
 
 namespace {
 
-template <int W, int kThreads, int K, class T>
+// W = V: the tile's window ends on a 16-byte boundary of x and y (kWindowed: the row starts
+// anywhere), so the slice starts on one. W = 1: element by element, the slice through its window.
+template <int W, bool kWindowed, int kThreads, int K, class T>
 __device__ __forceinline__ void block_hybrid_body(const T* __restrict__ x, T* __restrict__ y,
                                                   std::int64_t N, std::int64_t ld_x,
-                                                  std::int64_t ld_y, bool y_vec) {
+                                                  std::int64_t ld_y) {
   constexpr int V = Vec<T>::kElems;
   constexpr std::int64_t kCapacity = static_cast<std::int64_t>(kThreads) * K * V;
   extern __shared__ __align__(kVecBytes) unsigned char slice_smem[];
@@ -55,14 +57,14 @@ __device__ __forceinline__ void block_hybrid_body(const T* __restrict__ x, T* __
   T* yrow = y + static_cast<std::int64_t>(blockIdx.x) * ld_y;
 
   // 1. The slice's copies first (they take longest), then the tile's loads.
-  const std::int64_t cut = std::min(N, kCapacity - (W == V ? row_head(xrow) : 0));
+  const std::int64_t cut = std::min(N, kCapacity - (W == V && kWindowed ? row_head(xrow) : 0));
   init_slice_barriers(bars);
   SliceBarriers sb{bars};
-  const SliceWindow w = slice_window(xrow + cut, N - cut, true);
+  const SliceWindow w = slice_window<W == 1>(xrow + cut, N - cut, true);
   const std::int64_t per = chunk_vecs(w.vhi);
   issue_slice_copy(s, xrow + cut - w.lo, w, per, sb);
   RowTile<T, K> tile;
-  load_tile<W, kThreads>(xrow, cut, t, tile);
+  load_tile<W, kThreads, kWindowed>(xrow, cut, t, tile);
 
   // 2. Statistics: the tile's, the slice's, one block reduction.
   const RowStats mine = tile_stats(tile);
@@ -70,28 +72,25 @@ __device__ __forceinline__ void block_hybrid_body(const T* __restrict__ x, T* __
   const RowStats stats = block_allreduce<kThreads>(merge(mine, sliced), MergeOp{});
 
   // 3. Output: the tile from registers, the slice from shared memory.
-  store_tile<W, kThreads>(yrow, cut, t, tile, tile_scale(mine, stats));
-  write_slice(s, yrow + cut - w.lo, w, y_vec, row_scale(stats));
+  store_tile<W, kThreads, kWindowed>(yrow, cut, t, tile, tile_scale(mine, stats));
+  write_slice(s, yrow + cut - w.lo, w, W == V, row_scale(stats));
 }
 
 // A thread within 64 registers: 1024 threads per SM (one block of 1024, or two of 512).
-template <class T, int kThreads, int K>
+template <class T, int kThreads, int K, Access A>
 __global__ void __launch_bounds__(kThreads, 1024 / kThreads)
     block_hybrid_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t N,
-                        std::int64_t ld_x, std::int64_t ld_y, bool vectorized, bool y_vec) {
-  if (vectorized)
-    block_hybrid_body<Vec<T>::kElems, kThreads, K>(x, y, N, ld_x, ld_y, y_vec);
-  else
-    block_hybrid_body<1, kThreads, K>(x, y, N, ld_x, ld_y, y_vec);
+                        std::int64_t ld_x, std::int64_t ld_y) {
+  block_hybrid_body<kGroupWidth<T, A>, kWindowed<A>, kThreads, K>(x, y, N, ld_x, ld_y);
 }
 
-template <class T, class F>
+template <class T, Access A, class F>
 bool with_kernel(const SoftmaxPlan& plan, F&& f) {
   using Tiles = std::conditional_t<sizeof(T) == 4, BlockHybridTilesFp32, BlockHybridTiles16>;
   return with_tile(Tiles{}, plan.threads, plan.vecs, [&](auto tile) {
     constexpr int kThreads = decltype(tile)::kLanes;
     constexpr int K = decltype(tile)::kVecs;
-    const auto kernel = block_hybrid_kernel<T, kThreads, K>;
+    const auto kernel = block_hybrid_kernel<T, kThreads, K, A>;
     static const bool prepared = [&] {  // once per instantiation
       allow_all_dynamic_shared_memory(kernel);
       return true;
@@ -111,7 +110,10 @@ void launch_block_hybrid(const SoftmaxPlan& plan, const Launch& l) {
   bool found = false;
   with_storage(p.dtype, [&](auto type_tag) {
     using T = decltype(type_tag);
-    found = with_kernel<T>(plan, [&](auto kernel, std::int64_t capacity) {
+    // (The tile's part of a row ends where its window fills the tile: any row fits.)
+    const Access access = tile_access(l.x, p.ld_x, l.y, p.ld_y, sizeof(T), 0, 0);
+    with_access(access, [&](auto a) {
+    found = with_kernel<T, a>(plan, [&](auto kernel, std::int64_t capacity) {
       // The slice: x[cut, N) with cut >= capacity - (V - 1), its window up to V - 1 elements more.
       constexpr std::int64_t V = Vec<T>::kElems;
       const std::int64_t need = std::max<std::int64_t>(0, p.N - capacity) + 2 * V;
@@ -120,11 +122,10 @@ void launch_block_hybrid(const SoftmaxPlan& plan, const Launch& l) {
                                     " bytes of shared memory do not hold the " +
                                     std::to_string(p.N) + " - " + std::to_string(capacity) +
                                     " elements past the register tile");
-      const bool vectorized = same_vector_offsets(l.x, p.ld_x, l.y, p.ld_y, sizeof(T));
       kernel<<<static_cast<unsigned>(p.M), plan.threads, plan.smem_bytes, l.stream>>>(
-          static_cast<const T*>(l.x), static_cast<T*>(l.y), p.N, p.ld_x, p.ld_y, vectorized,
-          vectorized);
+          static_cast<const T*>(l.x), static_cast<T*>(l.y), p.N, p.ld_x, p.ld_y);
       CUDA_CHECK_LAUNCH();
+    });
     });
   });
   if (!found)

@@ -34,31 +34,28 @@ namespace smr::prod {
 
 namespace {
 
-template <int W, int kThreads, int K, class T>
+template <int W, bool kWindowed, int kThreads, int K, class T>
 __device__ __forceinline__ void block_row_body(const T* __restrict__ x, T* __restrict__ y,
                                                std::int64_t N, std::int64_t ld_x,
                                                std::int64_t ld_y) {
   const std::int64_t row = blockIdx.x;
   const int t = static_cast<int>(threadIdx.x);
   RowTile<T, K> tile;
-  load_tile<W, kThreads>(x + row * ld_x, N, t, tile);
+  load_tile<W, kThreads, kWindowed>(x + row * ld_x, N, t, tile);
   const RowStats mine = tile_stats(tile);
   const RowStats stats = block_allreduce<kThreads>(mine, MergeOp{});
-  store_tile<W, kThreads>(y + row * ld_y, N, t, tile, tile_scale(mine, stats));
+  store_tile<W, kThreads, kWindowed>(y + row * ld_y, N, t, tile, tile_scale(mine, stats));
 }
 
 // At least 1024 threads per SM: each thread within 64 registers.
 template <int kThreads>
 inline constexpr int kMinBlocks = kThreads >= 1024 ? 1 : 1024 / kThreads;
 
-template <class T, int kThreads, int K>
+template <class T, int kThreads, int K, Access A>
 __global__ void __launch_bounds__(kThreads, kMinBlocks<kThreads>)
     block_row_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t N, std::int64_t ld_x,
-                     std::int64_t ld_y, bool vectorized) {
-  if (vectorized)
-    block_row_body<Vec<T>::kElems, kThreads, K>(x, y, N, ld_x, ld_y);
-  else
-    block_row_body<1, kThreads, K>(x, y, N, ld_x, ld_y);
+                     std::int64_t ld_y) {
+  block_row_body<kGroupWidth<T, A>, kWindowed<A>, kThreads, K>(x, y, N, ld_x, ld_y);
 }
 
 }  // namespace
@@ -79,10 +76,12 @@ void launch_block_row(const SoftmaxPlan& plan, const Launch& l) {
         throw std::invalid_argument("block_row: tile T=" + std::to_string(kThreads) +
                                     " K=" + std::to_string(K) + " holds fewer than N = " +
                                     std::to_string(p.N) + " elements");
-      const bool vectorized = tile_windows_fit(l.x, p.ld_x, l.y, p.ld_y, sizeof(T), p.N,
-                                               static_cast<std::int64_t>(kThreads) * K * Vec<T>::kElems);
-      block_row_kernel<T, kThreads, K><<<static_cast<unsigned>(p.M), kThreads, 0, l.stream>>>(
-          static_cast<const T*>(l.x), static_cast<T*>(l.y), p.N, p.ld_x, p.ld_y, vectorized);
+      const Access access = tile_access(l.x, p.ld_x, l.y, p.ld_y, sizeof(T), p.N,
+                                        static_cast<std::int64_t>(kThreads) * K * Vec<T>::kElems);
+      with_access(access, [&](auto a) {
+        block_row_kernel<T, kThreads, K, a><<<static_cast<unsigned>(p.M), kThreads, 0, l.stream>>>(
+            static_cast<const T*>(l.x), static_cast<T*>(l.y), p.N, p.ld_x, p.ld_y);
+      });
       CUDA_CHECK_LAUNCH();
     });
   });

@@ -42,7 +42,9 @@ namespace cg = cooperative_groups;
 namespace {
 
 // Three blocks per SM must fit (64 KB slices): the launch bounds keep a thread within 42 registers.
-template <class T>
+// kWindowed: the rows may start off 16-byte boundaries (compiled apart from the aligned case, whose
+// offsets are 0 at compile time).
+template <class T, bool kWindowed>
 __global__ void __launch_bounds__(kSliceThreads, 3)
     cluster_row_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t N,
                        std::int64_t ld_x, std::int64_t ld_y, std::int64_t slice, bool x_tma,
@@ -64,7 +66,7 @@ __global__ void __launch_bounds__(kSliceThreads, 3)
   init_slice_barriers(bars);
   SliceBarriers sb{bars};
   const T* src = x + row * ld_x + begin;
-  const SliceWindow w = slice_window(src, n, x_tma);
+  const SliceWindow w = slice_window<kWindowed>(src, n, x_tma);
   const std::int64_t per = chunk_vecs(w.vhi);
   issue_slice_copy(s, src - w.lo, w, per, sb);
   const RowStats mine = block_allreduce<kSliceThreads>(slice_stats(s, w, per, sb), MergeOp{});
@@ -83,11 +85,11 @@ __global__ void __launch_bounds__(kSliceThreads, 3)
   cluster.barrier_wait(std::move(done_reading));
 }
 
-// Once per process and type: the dynamic shared memory limit and the 16-block opt-in.
-template <class T>
+// Once per process and instantiation: the dynamic shared memory limit and the 16-block opt-in.
+template <class T, bool kWindowed>
 void prepare() {
   static const bool done = [] {
-    const auto kernel = cluster_row_kernel<T>;
+    const auto kernel = cluster_row_kernel<T, kWindowed>;
     allow_all_dynamic_shared_memory(kernel);
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
     return true;
@@ -119,8 +121,10 @@ void launch_cluster_row(const SoftmaxPlan& plan, const Launch& l) {
   check_plan(plan, p);
   with_storage(p.dtype, [&](auto type_tag) {
     using T = decltype(type_tag);
-    const auto kernel = cluster_row_kernel<T>;
-    prepare<T>();
+    const bool windowed = !is_vector_aligned(l.x, p.ld_x, sizeof(T));
+    const auto kernel = windowed ? cluster_row_kernel<T, true> : cluster_row_kernel<T, false>;
+    prepare<T, true>();
+    prepare<T, false>();
     cudaLaunchAttribute attr[1];
     const cudaLaunchConfig_t cfg = cluster_launch_config(
         p.M * plan.cluster, kSliceThreads, plan.smem_bytes, plan.cluster, l.stream, attr);
@@ -140,8 +144,8 @@ int cluster_row_active_clusters(const SoftmaxPlan& plan, DType t) {
   int clusters = 0;
   with_storage(t, [&](auto type_tag) {
     using T = decltype(type_tag);
-    const auto kernel = cluster_row_kernel<T>;
-    prepare<T>();
+    const auto kernel = cluster_row_kernel<T, true>;  // the two instantiations' resources agree
+    prepare<T, true>();
     cudaLaunchAttribute attr[1];  // one cluster's worth of blocks
     const cudaLaunchConfig_t cfg = cluster_launch_config(plan.cluster, kSliceThreads,
                                                          plan.smem_bytes, plan.cluster, nullptr, attr);

@@ -42,7 +42,7 @@ namespace cg = cooperative_groups;
 
 namespace {
 
-template <int W, int kThreads, int K, class T>
+template <int W, bool kWindowed, int kThreads, int K, class T>
 __device__ __forceinline__ void cluster_tile_body(const T* __restrict__ x, T* __restrict__ y,
                                                   std::int64_t N, std::int64_t ld_x,
                                                   std::int64_t ld_y, std::int64_t slice) {
@@ -56,7 +56,7 @@ __device__ __forceinline__ void cluster_tile_body(const T* __restrict__ x, T* __
   const int t = static_cast<int>(threadIdx.x);
 
   RowTile<T, K> tile;
-  load_tile<W, kThreads>(x + row * ld_x + begin, n, t, tile);
+  load_tile<W, kThreads, kWindowed>(x + row * ld_x + begin, n, t, tile);
   const RowStats mine = tile_stats(tile);
   const RowStats block = block_allreduce<kThreads>(mine, MergeOp{});
   if (t == 0) block_stats = block;
@@ -68,7 +68,7 @@ __device__ __forceinline__ void cluster_tile_body(const T* __restrict__ x, T* __
   const RowStats row_stats = warp_allreduce(part, MergeOp{});
   auto done_reading = cluster.barrier_arrive();
 
-  store_tile<W, kThreads>(y + row * ld_y + begin, n, t, tile, tile_scale(mine, row_stats));
+  store_tile<W, kThreads, kWindowed>(y + row * ld_y + begin, n, t, tile, tile_scale(mine, row_stats));
 
   // No block may exit (and free its shared memory) while another still reads its partial.
   cluster.barrier_wait(std::move(done_reading));
@@ -77,24 +77,20 @@ __device__ __forceinline__ void cluster_tile_body(const T* __restrict__ x, T* __
 template <int kThreads>
 inline constexpr int kMinBlocks = kThreads >= 1024 ? 1 : 1024 / kThreads;
 
-template <class T, int kThreads, int K>
+template <class T, int kThreads, int K, Access A>
 __global__ void __launch_bounds__(kThreads, kMinBlocks<kThreads>)
     cluster_tile_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t N,
-                        std::int64_t ld_x, std::int64_t ld_y, std::int64_t slice,
-                        bool vectorized) {
-  if (vectorized)
-    cluster_tile_body<Vec<T>::kElems, kThreads, K>(x, y, N, ld_x, ld_y, slice);
-  else
-    cluster_tile_body<1, kThreads, K>(x, y, N, ld_x, ld_y, slice);
+                        std::int64_t ld_x, std::int64_t ld_y, std::int64_t slice) {
+  cluster_tile_body<kGroupWidth<T, A>, kWindowed<A>, kThreads, K>(x, y, N, ld_x, ld_y, slice);
 }
 
-template <class T, class F>
+template <class T, Access A, class F>
 bool with_kernel(const SoftmaxPlan& plan, F&& f) {
   using Tiles = std::conditional_t<sizeof(T) == 4, ClusterTileTilesFp32, ClusterTileTiles16>;
   return with_tile(Tiles{}, plan.threads, plan.vecs, [&](auto tile) {
     constexpr int kThreads = decltype(tile)::kLanes;
     constexpr int K = decltype(tile)::kVecs;
-    const auto kernel = cluster_tile_kernel<T, kThreads, K>;
+    const auto kernel = cluster_tile_kernel<T, kThreads, K, A>;
     // Once per instantiation: clusters of more than 8 blocks need the opt-in.
     static const bool prepared = [&] {
       CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
@@ -124,7 +120,11 @@ void launch_cluster_tile(const SoftmaxPlan& plan, const Launch& l) {
   bool found = false;
   with_storage(p.dtype, [&](auto type_tag) {
     using T = decltype(type_tag);
-    found = with_kernel<T>(plan, [&](auto kernel, std::int64_t capacity) {
+    const Access access =
+        tile_access(l.x, p.ld_x, l.y, p.ld_y, sizeof(T), plan.slice,
+                    static_cast<std::int64_t>(plan.threads) * plan.vecs * Vec<T>::kElems);
+    with_access(access, [&](auto a) {
+    found = with_kernel<T, a>(plan, [&](auto kernel, std::int64_t capacity) {
       if (plan.slice > capacity || plan.slice < 1 ||
           plan.slice % (kVecBytes / dtype_bytes(p.dtype)) != 0 || plan.slice * plan.cluster < p.N)
         throw std::invalid_argument("cluster_tile: " + std::to_string(plan.cluster) +
@@ -135,12 +135,10 @@ void launch_cluster_tile(const SoftmaxPlan& plan, const Launch& l) {
       cudaLaunchAttribute attr[1];
       const cudaLaunchConfig_t cfg = cluster_launch_config(p.M * plan.cluster, plan.threads, 0,
                                                            plan.cluster, l.stream, attr);
-      const bool vectorized =
-          tile_windows_fit(l.x, p.ld_x, l.y, p.ld_y, sizeof(T), plan.slice, capacity);
       CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, static_cast<const T*>(l.x),
-                                    static_cast<T*>(l.y), p.N, p.ld_x, p.ld_y, plan.slice,
-                                    vectorized));
+                                    static_cast<T*>(l.y), p.N, p.ld_x, p.ld_y, plan.slice));
       CUDA_CHECK_LAUNCH();
+    });
     });
   });
   if (!found) throw std::invalid_argument(no_tile(plan, p.dtype));
@@ -151,7 +149,8 @@ int cluster_tile_active_clusters(const SoftmaxPlan& plan, DType t) {
   bool found = false;
   with_storage(t, [&](auto type_tag) {
     using T = decltype(type_tag);
-    found = with_kernel<T>(plan, [&](auto kernel, std::int64_t) {
+    // (The aligned instantiation: the others take the same resources, 64 registers a thread.)
+    found = with_kernel<T, Access::aligned>(plan, [&](auto kernel, std::int64_t) {
       cudaLaunchAttribute attr[1];
       const cudaLaunchConfig_t cfg =
           cluster_launch_config(plan.cluster, plan.threads, 0, plan.cluster, nullptr, attr);

@@ -67,12 +67,14 @@ struct SliceWindow {
   std::int64_t lo, hi, vlo, vhi;
   bool tma;
 };
-template <class T>
+// kWindowed = false: the caller guarantees that src is on a 16-byte boundary (lo = 0 at compile
+// time: Access::aligned).
+template <bool kWindowed, class T>
 __device__ __forceinline__ SliceWindow slice_window(const T* src, std::int64_t n, bool tma) {
   constexpr int V = Vec<T>::kElems;
   SliceWindow w;
   w.tma = tma;
-  w.lo = tma ? row_head(src) : 0;
+  w.lo = kWindowed && tma ? row_head(src) : 0;
   w.hi = w.lo + n;
   w.vlo = (w.lo + V - 1) / V;
   w.vhi = w.hi / V > w.vlo ? w.hi / V : w.vlo;

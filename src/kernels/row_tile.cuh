@@ -57,13 +57,15 @@ __device__ __forceinline__ int groups_for_lane(std::int64_t groups, int lane) {
 // partial" branch made ptxas keep both versions of every vector live (123 registers instead of 74
 // for warp_rows, fp32, K = 8). An aligned row (h = 0) is the same code with nothing to patch at
 // the front.
-template <int W, int kLanes, class T, int K>
+// kWindowed = false: the caller guarantees that the row starts on a 16-byte boundary (h = 0 at
+// compile time: Access::aligned).
+template <int W, int kLanes, bool kWindowed = false, class T, int K>
 __device__ __forceinline__ void load_tile(const T* row, std::int64_t n, int lane, RowTile<T, K>& t) {
   constexpr int V = Vec<T>::kElems;
   static_assert(W == V || W == 1, "a group is one vector or one element");
   constexpr int kGroups = K * V / W;
   if constexpr (W == V) {
-    const int h = row_head(row);
+    const int h = kWindowed ? row_head(row) : 0;
     const T* window = row - h;
     const std::int64_t end = h + n;          // the row's end in the window
     const std::int64_t whole = end / V;      // window vectors [h > 0, whole) are inside the row
@@ -145,13 +147,13 @@ __device__ __forceinline__ float tile_scale(RowStats mine, RowStats row) {
 // Writes softmax of the tile's elements to `row`[0, n), through the same mapping as load_tile
 // (after tile_stats; `factor` from tile_scale). On the vector path y's row must start as far past
 // a 16-byte boundary as x's (same_vector_offsets).
-template <int W, int kLanes, class T, int K>
+template <int W, int kLanes, bool kWindowed = false, class T, int K>
 __device__ __forceinline__ void store_tile(T* row, std::int64_t n, int lane, const RowTile<T, K>& t,
                                            float factor) {
   constexpr int V = Vec<T>::kElems;
   constexpr int kGroups = K * V / W;
   if constexpr (W == V) {
-    const int h = row_head(row);
+    const int h = kWindowed ? row_head(row) : 0;
     T* window = row - h;
     const std::int64_t end = h + n;
     const std::int64_t whole = end / V;

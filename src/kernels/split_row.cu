@@ -147,7 +147,9 @@ __device__ __forceinline__ void prefetch_l2(const void* src, std::uint32_t bytes
   asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(src), "r"(bytes) : "memory");
 }
 
-template <class T>
+// kWindowed: the rows may start off 16-byte boundaries (compiled apart from the aligned case, whose
+// offsets are 0 at compile time).
+template <class T, bool kWindowed>
 __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
     split_row_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t M, std::int64_t N,
                      std::int64_t ld_x, std::int64_t ld_y, int S, std::int64_t slice,
@@ -184,7 +186,7 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
   };
   if (blockIdx.x < items) {
     const Item first = item_at(blockIdx.x);
-    const SliceWindow w = slice_window(first.src, first.res, x_tma);
+    const SliceWindow w = slice_window<kWindowed>(first.src, first.res, x_tma);
 #pragma unroll
     for (int c = 0; c < kSliceChunks; ++c)
       issue_chunk_copy(s, first.src - w.lo, chunk_range(c, w, chunk_vecs(resident / V)), bars[c]);
@@ -192,7 +194,7 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
 
   for (std::int64_t item = blockIdx.x; item < items; item += gridDim.x) {
     const Item it = item_at(item);
-    const SliceWindow w = slice_window(it.src, it.res, x_tma);
+    const SliceWindow w = slice_window<kWindowed>(it.src, it.res, x_tma);
     const T* window = it.src - w.lo;  // x's window; y's is dst - w.lo
 
     // 1. The slice's statistics: the resident part from shared memory (its copy-engine chunks
@@ -214,7 +216,7 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
       count.fetch_add(1u, cuda::memory_order_release);
       if (prefetch && x_tma && has_next) {
         const Item nx = item_at(next);
-        const SliceWindow nw = slice_window(nx.src, nx.res, x_tma);
+        const SliceWindow nw = slice_window<kWindowed>(nx.src, nx.res, x_tma);
         const auto bytes = static_cast<std::uint32_t>((nw.vhi - nw.vlo) * kVecBytes);
         if (bytes > 0) prefetch_l2(nx.src - nw.lo + nw.vlo * V, bytes);
       }
@@ -249,7 +251,7 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
     //    merge and the streamed writes -- the bf16 instantiation is at the 64-register bound.)
     write_slice_edges(s, y_window, w, scale);
     const Item nx = item_at(has_next ? next : item);
-    const SliceWindow nw = slice_window(nx.src, nx.res, x_tma);
+    const SliceWindow nw = slice_window<kWindowed>(nx.src, nx.res, x_tma);
     const T* next_window = nx.src - nw.lo;
     const std::int64_t per = chunk_vecs(resident / V);
 #pragma unroll
@@ -262,12 +264,12 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
   }
 }
 
-// Once per process and type: the dynamic shared memory limit.
+// Once per process and type: the dynamic shared memory limit of both instantiations.
 template <class T>
 void prepare() {
   static const bool done = [] {
-    const auto kernel = split_row_kernel<T>;
-    allow_all_dynamic_shared_memory(kernel);
+    allow_all_dynamic_shared_memory(split_row_kernel<T, false>);
+    allow_all_dynamic_shared_memory(split_row_kernel<T, true>);
     return true;
   }();
   (void)done;
@@ -284,7 +286,8 @@ std::int64_t resident_split_blocks(std::size_t smem) {
   const std::lock_guard<std::mutex> lock(mu);
   const auto key = std::make_pair(device, smem);
   if (auto it = cache.find(key); it != cache.end()) return it->second;
-  const std::int64_t n = resident_blocks(reinterpret_cast<const void*>(split_row_kernel<T>),
+  // (Both instantiations take the same resources: 512 threads within 64 registers.)
+  const std::int64_t n = resident_blocks(reinterpret_cast<const void*>(split_row_kernel<T, true>),
                                          kSliceThreads, smem);
   cache.emplace(key, n);
   return n;
@@ -325,7 +328,8 @@ void launch_split_row(const SoftmaxPlan& plan, const Launch& l) {
 
   with_storage(p.dtype, [&](auto type_tag) {
     using T = decltype(type_tag);
-    const auto kernel = split_row_kernel<T>;
+    const bool windowed = !is_vector_aligned(l.x, p.ld_x, sizeof(T));
+    const auto kernel = windowed ? split_row_kernel<T, true> : split_row_kernel<T, false>;
     prepare<T>();
     const std::int64_t resident_max = resident_split_blocks<T>(plan.smem_bytes);
     if (plan.grid > resident_max)
@@ -363,7 +367,7 @@ int split_row_blocks_per_sm(const SoftmaxPlan& plan, DType t) {
   with_storage(t, [&](auto type_tag) {
     using T = decltype(type_tag);
     prepare<T>();
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, split_row_kernel<T>,
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, split_row_kernel<T, true>,
                                                              kSliceThreads, plan.smem_bytes));
   });
   return per_sm;

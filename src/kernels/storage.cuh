@@ -23,6 +23,7 @@
 #include <cmath>
 #include <cstdint>
 #include <stdexcept>
+#include <type_traits>
 
 #include "roofline/problem.hpp"
 
@@ -114,12 +115,41 @@ inline std::int64_t max_row_head(const void* base, std::int64_t ld, int elem_byt
   return kVecBytes / elem_bytes - 1;
 }
 
-// Host side, the register tiles: x and y take the window path (16-byte accesses) when their
-// windows line up and a tile of `capacity` elements holds n elements of any row's window.
-inline bool tile_windows_fit(const void* x, std::int64_t ld_x, const void* y, std::int64_t ld_y,
-                             int elem_bytes, std::int64_t n, std::int64_t capacity) {
-  return same_vector_offsets(x, ld_x, y, ld_y, elem_bytes) &&
-         n + max_row_head(x, ld_x, elem_bytes) <= capacity;
+// How a launch's threads reach x and y: 16-byte accesses from rows that all start on 16-byte
+// boundaries (the kernel is compiled knowing that every row's offset is 0: on the H200 the code
+// that works the offset out at run time cost up to 4% on aligned rows), 16-byte accesses through
+// each row's window, or one element at a time. Each kernel is instantiated for the three.
+enum class Access : int { aligned, windowed, scalar };
+
+// Calls f(std::integral_constant<Access, a>{}): the one switch from a launch's run-time Access to
+// the kernel instantiated for it (each its own kernel, so that ptxas allocates registers for one
+// access pattern at a time).
+template <class F>
+void with_access(Access a, F&& f) {
+  switch (a) {
+    case Access::aligned: f(std::integral_constant<Access, Access::aligned>{}); return;
+    case Access::windowed: f(std::integral_constant<Access, Access::windowed>{}); return;
+    case Access::scalar: f(std::integral_constant<Access, Access::scalar>{}); return;
+  }
+}
+// What the tile functions take for an Access: the group width W (row_tile.cuh) and whether the
+// rows may start off a boundary.
+template <class T, Access A>
+inline constexpr int kGroupWidth = A == Access::scalar ? 1 : Vec<T>::kElems;
+template <Access A>
+inline constexpr bool kWindowed = A == Access::windowed;
+
+// Host side, the register tiles: aligned when x's and y's rows all start on boundaries; windowed
+// when their windows line up and a tile of `capacity` elements holds n elements of any row's
+// window; else scalar.
+inline Access tile_access(const void* x, std::int64_t ld_x, const void* y, std::int64_t ld_y,
+                          int elem_bytes, std::int64_t n, std::int64_t capacity) {
+  if (is_vector_aligned(x, ld_x, elem_bytes) && is_vector_aligned(y, ld_y, elem_bytes))
+    return Access::aligned;
+  if (same_vector_offsets(x, ld_x, y, ld_y, elem_bytes) &&
+      n + max_row_head(x, ld_x, elem_bytes) <= capacity)
+    return Access::windowed;
+  return Access::scalar;
 }
 
 // Calls f(T{}) with the storage type of `t`: the one switch from the run-time dtype to a type.

@@ -40,7 +40,7 @@ namespace smr::prod {
 
 namespace {
 
-template <int W, int G, int K, int R, class T>
+template <int W, bool kWindowed, int G, int K, int R, class T>
 __device__ __forceinline__ void warp_rows_body(const T* __restrict__ x, T* __restrict__ y,
                                                std::int64_t M, std::int64_t N, std::int64_t ld_x,
                                                std::int64_t ld_y) {
@@ -63,42 +63,44 @@ __device__ __forceinline__ void warp_rows_body(const T* __restrict__ x, T* __res
     for (int k = 0; k < R; ++k) {
       row[k] = first + k * kRowsPerWarp + lane / G;
       const bool live = row[k] < M;
-      load_tile<W, G>(x + (live ? row[k] : 0) * ld_x, live ? N : 0, lane_in_row, tile[k]);
+      load_tile<W, G, kWindowed>(x + (live ? row[k] : 0) * ld_x, live ? N : 0, lane_in_row, tile[k]);
     }
 #pragma unroll
     for (int k = 0; k < R; ++k) {
       const RowStats mine = tile_stats(tile[k]);
       const RowStats stats = group_allreduce<G>(mine, MergeOp{});
       if (row[k] < M)
-        store_tile<W, G>(y + row[k] * ld_y, N, lane_in_row, tile[k], tile_scale(mine, stats));
+        store_tile<W, G, kWindowed>(y + row[k] * ld_y, N, lane_in_row, tile[k], tile_scale(mine, stats));
     }
   }
 }
 
-template <class T, int G, int K, int R>
+template <class T, int G, int K, int R, Access A>
 __global__ void __launch_bounds__(kWarpRowsThreads)
     warp_rows_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t M, std::int64_t N,
-                     std::int64_t ld_x, std::int64_t ld_y, bool vectorized) {
-  if (vectorized)
-    warp_rows_body<Vec<T>::kElems, G, K, R>(x, y, M, N, ld_x, ld_y);
-  else
-    warp_rows_body<1, G, K, R>(x, y, M, N, ld_x, ld_y);
+                     std::int64_t ld_x, std::int64_t ld_y) {
+  warp_rows_body<kGroupWidth<T, A>, kWindowed<A>, G, K, R>(x, y, M, N, ld_x, ld_y);
 }
 
-template <class T, int G, int K, int R>
-void launch_tile(const SoftmaxPlan& plan, const Launch& l) {
+template <class T, int G, int K, int R, Access A>
+void launch_access(const SoftmaxPlan& plan, const Launch& l) {
   const Problem& p = l.p;
-  const auto kernel = warp_rows_kernel<T, G, K, R>;
+  const auto kernel = warp_rows_kernel<T, G, K, R, A>;
   constexpr std::int64_t kRowsPerBlock = (kWarpRowsThreads / kWarpSize) * (kWarpSize / G) * R;
   static const std::int64_t resident =
       resident_blocks(reinterpret_cast<const void*>(kernel), kWarpRowsThreads, 0);
   const std::int64_t needed = ceil_div(p.M, kRowsPerBlock);
   const std::int64_t grid = plan.grid > 0 ? plan.grid : std::min(needed, resident);
-  const bool vectorized = tile_windows_fit(l.x, p.ld_x, l.y, p.ld_y, sizeof(T), p.N,
-                                           static_cast<std::int64_t>(G) * K * Vec<T>::kElems);
   kernel<<<static_cast<unsigned>(grid), kWarpRowsThreads, 0, l.stream>>>(
-      static_cast<const T*>(l.x), static_cast<T*>(l.y), p.M, p.N, p.ld_x, p.ld_y, vectorized);
+      static_cast<const T*>(l.x), static_cast<T*>(l.y), p.M, p.N, p.ld_x, p.ld_y);
   CUDA_CHECK_LAUNCH();
+}
+
+template <class T, int G, int K, int R>
+void launch_tile(const SoftmaxPlan& plan, const Launch& l) {
+  const Access access = tile_access(l.x, l.p.ld_x, l.y, l.p.ld_y, sizeof(T), l.p.N,
+                                    static_cast<std::int64_t>(G) * K * Vec<T>::kElems);
+  with_access(access, [&](auto a) { launch_access<T, G, K, R, a>(plan, l); });
 }
 
 }  // namespace
