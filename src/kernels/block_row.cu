@@ -11,9 +11,9 @@
 // Tiles (tile_lists.hpp): fp32 (128, 4) (192, 4) (256, 4) (512, 4) (512, 8) (1024, 8) -> 2048 ..
 // 32768 elements; bf16/fp16 (64, 4) (96, 4) (128, 4) (256, 4) (512, 4) (1024, 4) -> 2048 .. 32768
 // elements, with (128, 2) .. (1024, 2) beside them for the tuning test; and 1024-element tiles
-// (fp32 (64, 4), 16-bit (64, 2)), candidates against warp_rows at N = 1024. A thread holds at most 32 elements (its
-// tile is fp32 whatever the storage: row_tile.cuh), and a block stays within 64 registers per
-// thread.
+// (fp32 (64, 4), the default for N = 513 ... 1024; 16-bit (64, 2), a candidate against warp_rows).
+// A thread holds at most 32 elements (its tile is fp32 whatever the storage: row_tile.cuh), and a
+// block stays within 64 registers per thread.
 //
 // Cost per element: one read and one write (TrafficModel::fused); the same FLOPs as warp_rows.
 // Bound: DRAM bandwidth, if the SM holds enough rows at once: every thread has K x 16 bytes in

@@ -68,7 +68,8 @@ __device__ __forceinline__ void cluster_tile_body(const T* __restrict__ x, T* __
   const RowStats row_stats = warp_allreduce(part, MergeOp{});
   auto done_reading = cluster.barrier_arrive();
 
-  store_tile<W, kThreads, kWindowed>(y + row * ld_y + begin, n, t, tile, tile_scale(mine, row_stats));
+  store_tile<W, kThreads, kWindowed>(y + row * ld_y + begin, n, t, tile,
+                                     tile_scale(mine, row_stats));
 
   // No block may exit (and free its shared memory) while another still reads its partial.
   cluster.barrier_wait(std::move(done_reading));

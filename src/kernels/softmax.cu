@@ -130,7 +130,8 @@ KernelInfo softmax() {
   KernelInfo k;
   k.name = "softmax";
   k.description =
-      "production: warp_rows / block_row / block_hybrid / cluster_tile / cluster_row / split_row picked per shape and dtype "
+      "production: warp_rows / block_row / block_hybrid / cluster_tile / cluster_row / split_row "
+      "picked per shape and dtype "
       "(softmax_dispatch.hpp), 16-byte accesses, x read once while the row fits on chip";
   k.role = Role::production;
   k.traffic = TrafficModel::fused;  // for most shapes; traffic_for() says which

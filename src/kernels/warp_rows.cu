@@ -63,20 +63,30 @@ __device__ __forceinline__ void warp_rows_body(const T* __restrict__ x, T* __res
     for (int k = 0; k < R; ++k) {
       row[k] = first + k * kRowsPerWarp + lane / G;
       const bool live = row[k] < M;
-      load_tile<W, G, kWindowed>(x + (live ? row[k] : 0) * ld_x, live ? N : 0, lane_in_row, tile[k]);
+      load_tile<W, G, kWindowed>(x + (live ? row[k] : 0) * ld_x, live ? N : 0, lane_in_row,
+                                 tile[k]);
     }
 #pragma unroll
     for (int k = 0; k < R; ++k) {
       const RowStats mine = tile_stats(tile[k]);
       const RowStats stats = group_allreduce<G>(mine, MergeOp{});
       if (row[k] < M)
-        store_tile<W, G, kWindowed>(y + row[k] * ld_y, N, lane_in_row, tile[k], tile_scale(mine, stats));
+        store_tile<W, G, kWindowed>(y + row[k] * ld_y, N, lane_in_row, tile[k],
+                                    tile_scale(mine, stats));
     }
   }
 }
 
+// 16-bit rows within 64 registers a thread (4 blocks of 256 threads per SM): left to itself ptxas
+// gave the 16-bit instantiations for aligned rows 67-78 (32 x 4: 75, 3015 GB/s at N = 1024 in
+// session 4's bf16 sweep, where the same tile at 64 registers had run 3794-3915 in its tuning
+// run). fp32 rows keep ptxas' choice (74-80 at 8 vectors a lane): a 64-register bound spilled
+// 52-60 bytes there.
+template <class T>
+inline constexpr int kWarpRowsMinBlocks = sizeof(T) == 2 ? 4 : 1;
+
 template <class T, int G, int K, int R, Access A>
-__global__ void __launch_bounds__(kWarpRowsThreads)
+__global__ void __launch_bounds__(kWarpRowsThreads, kWarpRowsMinBlocks<T>)
     warp_rows_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t M, std::int64_t N,
                      std::int64_t ld_x, std::int64_t ld_y) {
   warp_rows_body<kGroupWidth<T, A>, kWindowed<A>, G, K, R>(x, y, M, N, ld_x, ld_y);
