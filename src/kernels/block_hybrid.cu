@@ -110,14 +110,10 @@ void launch_block_hybrid(const SoftmaxPlan& plan, const Launch& l) {
   bool found = false;
   with_storage(p.dtype, [&](auto type_tag) {
     using T = decltype(type_tag);
-    // (The tile's part of a row ends where its window fills the tile: any row fits.) fp32 rows
-    // on 16-byte boundaries take the windowed instantiation too (their offsets are 0 at run
-    // time): the aligned one spills 28 bytes and ran 3677 GB/s at N = 65536 on the H200, the
-    // windowed code 3877 (session 4, calls 3 and 1).
+    // (The tile's part of a row ends where its window fills the tile: any row fits.)
     const std::int64_t tile_capacity =
         static_cast<std::int64_t>(plan.threads) * plan.vecs * Vec<T>::kElems;
-    Access access = tile_access(l.x, p.ld_x, l.y, p.ld_y, sizeof(T), 0, tile_capacity);
-    if (sizeof(T) == 4 && access == Access::aligned) access = Access::windowed;
+    const Access access = tile_access(l.x, p.ld_x, l.y, p.ld_y, sizeof(T), 0, tile_capacity);
     with_access(access, [&](auto a) {
     found = with_kernel<T, a>(plan, [&](auto kernel, std::int64_t capacity) {
       // The slice: x[cut, N) with cut >= capacity - (V - 1), its window up to V - 1 elements more.
