@@ -237,7 +237,7 @@ SoftmaxPlan smallest_cluster(const Problem& p, const DeviceLimits& d, int max_cl
 // Whether split_row prefetches the next slice into L2 while a row waits for its partials, when
 // the caller does not say: only while the rows of one wave fill at most 41% of L2. The prefetched
 // lines must survive until the slice is copied in, beside the wave's outputs (write-back, dirty
-// in L2). On the H200 (session 3's tuning run, gpu-tests/tune.log, slices copied in chunk by
+// in L2). On the H200 (session 3's tuning run, gpu-tests/tune-s3-call7.log, slices copied in chunk by
 // chunk) the prefetch paid 1.08x at 16.8 MB waves (N = 2^22), 1.03x at 22.4 MB (N = 65536),
 // 1.01x at 25.2 MB (2^21) and cost 0.97-0.95x at 26.2-29.4 MB (N = 131072 ... 2^20), where the
 // default sweep's counters had shown 5.4-6.6 bytes read per element against one read's 4; and
