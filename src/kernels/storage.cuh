@@ -25,11 +25,11 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "kernels/access.hpp"
 #include "roofline/problem.hpp"
 
 namespace smr::prod {
 
-inline constexpr int kVecBytes = 16;
 
 template <class T>
 struct alignas(kVecBytes) Vec {
@@ -91,36 +91,6 @@ __device__ __forceinline__ int row_head(const T* p) {
   return static_cast<int>((reinterpret_cast<std::uintptr_t>(p) % kVecBytes) / sizeof(T));
 }
 
-// Host side: does every row of (base, ld) start on a 16-byte boundary?
-inline bool is_vector_aligned(const void* base, std::int64_t ld, int elem_bytes) {
-  return reinterpret_cast<std::uintptr_t>(base) % kVecBytes == 0 &&
-         (ld * elem_bytes) % kVecBytes == 0;
-}
-
-// Host side: does every row of y start as far past a 16-byte boundary as the same row of x? Then
-// x's windows and y's windows line up, and the output can be stored 16 bytes at a time.
-inline bool same_vector_offsets(const void* x, std::int64_t ld_x, const void* y, std::int64_t ld_y,
-                                int elem_bytes) {
-  return reinterpret_cast<std::uintptr_t>(x) % kVecBytes ==
-             reinterpret_cast<std::uintptr_t>(y) % kVecBytes &&
-         (ld_x * elem_bytes) % kVecBytes == (ld_y * elem_bytes) % kVecBytes;
-}
-
-// Host side: the most elements a row of (base, ld) can start past a 16-byte boundary: the room a
-// tile or a shared-memory slice needs beyond N to hold the row's window.
-inline std::int64_t max_row_head(const void* base, std::int64_t ld, int elem_bytes) {
-  if ((ld * elem_bytes) % kVecBytes == 0)
-    return static_cast<std::int64_t>((reinterpret_cast<std::uintptr_t>(base) % kVecBytes) /
-                                     elem_bytes);
-  return kVecBytes / elem_bytes - 1;
-}
-
-// How a launch's threads reach x and y: 16-byte accesses from rows that all start on 16-byte
-// boundaries (the kernel is compiled knowing that every row's offset is 0: on the H200 the code
-// that works the offset out at run time cost up to 4% on aligned rows), 16-byte accesses through
-// each row's window, or one element at a time. Each kernel is instantiated for the three.
-enum class Access : int { aligned, windowed, scalar };
-
 // Calls f(std::integral_constant<Access, a>{}): the one switch from a launch's run-time Access to
 // the kernel instantiated for it (each its own kernel, so that ptxas allocates registers for one
 // access pattern at a time).
@@ -138,19 +108,6 @@ template <class T, Access A>
 inline constexpr int kGroupWidth = A == Access::scalar ? 1 : Vec<T>::kElems;
 template <Access A>
 inline constexpr bool kWindowed = A == Access::windowed;
-
-// Host side, the register tiles: aligned when x's and y's rows all start on boundaries; windowed
-// when their windows line up and a tile of `capacity` elements holds n elements of any row's
-// window; else scalar.
-inline Access tile_access(const void* x, std::int64_t ld_x, const void* y, std::int64_t ld_y,
-                          int elem_bytes, std::int64_t n, std::int64_t capacity) {
-  if (is_vector_aligned(x, ld_x, elem_bytes) && is_vector_aligned(y, ld_y, elem_bytes))
-    return Access::aligned;
-  if (same_vector_offsets(x, ld_x, y, ld_y, elem_bytes) &&
-      n + max_row_head(x, ld_x, elem_bytes) <= capacity)
-    return Access::windowed;
-  return Access::scalar;
-}
 
 // Calls f(T{}) with the storage type of `t`: the one switch from the run-time dtype to a type.
 template <class F>
