@@ -12,8 +12,9 @@
 // 16-byte accesses and only the elements of the first and last, partial vectors go one at a time
 // (row_head gives h). That needs y's rows to start h elements past a boundary too
 // (same_vector_offsets) and room for h more elements in the tile or shared memory; the launchers
-// test both at run time and pass the kernels a flag. Otherwise the same kernel runs with
-// one-element accesses (W = 1 below).
+// test both at run time (access.hpp) and launch the kernel's instantiation for the pattern they
+// found: aligned (h = 0 for every row, known at compile time), windowed, or scalar (one-element
+// accesses, W = 1 below).
 #pragma once
 
 #include <cuda_bf16.h>
