@@ -40,17 +40,23 @@ inline std::int64_t max_row_head(const void* base, std::int64_t ld, int elem_byt
 // each row's window, or one element at a time. Each kernel is instantiated for the three.
 enum class Access : int { aligned, windowed, scalar };
 
-// Host side, the register tiles: aligned when x's and y's rows all start on boundaries; windowed
-// when their windows line up and a tile of `capacity` elements holds n elements of any row's
-// window; else scalar.
-inline Access tile_access(const void* x, std::int64_t ld_x, const void* y, std::int64_t ld_y,
-                          int elem_bytes, std::int64_t n, std::int64_t capacity) {
+// Host side, what the rows allow: aligned when x's and y's rows all start on boundaries; windowed
+// when their windows line up; else scalar.
+inline Access row_access(const void* x, std::int64_t ld_x, const void* y, std::int64_t ld_y,
+                         int elem_bytes) {
   if (is_vector_aligned(x, ld_x, elem_bytes) && is_vector_aligned(y, ld_y, elem_bytes))
     return Access::aligned;
-  if (same_vector_offsets(x, ld_x, y, ld_y, elem_bytes) &&
-      n + max_row_head(x, ld_x, elem_bytes) <= capacity)
-    return Access::windowed;
-  return Access::scalar;
+  return same_vector_offsets(x, ld_x, y, ld_y, elem_bytes) ? Access::windowed : Access::scalar;
+}
+
+// Host side, the register tiles: row_access, except that windows need a tile of `capacity`
+// elements to hold n elements of any row's window (else scalar).
+inline Access tile_access(const void* x, std::int64_t ld_x, const void* y, std::int64_t ld_y,
+                          int elem_bytes, std::int64_t n, std::int64_t capacity) {
+  const Access a = row_access(x, ld_x, y, ld_y, elem_bytes);
+  if (a == Access::windowed && n + max_row_head(x, ld_x, elem_bytes) > capacity)
+    return Access::scalar;
+  return a;
 }
 
 }  // namespace smr::prod

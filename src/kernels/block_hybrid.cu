@@ -115,10 +115,8 @@ void launch_block_hybrid(const SoftmaxPlan& plan, const Launch& l) {
   bool found = false;
   with_storage(p.dtype, [&](auto type_tag) {
     using T = decltype(type_tag);
-    // (The tile's part of a row ends where its window fills the tile: any row fits.)
-    const std::int64_t tile_capacity =
-        static_cast<std::int64_t>(plan.threads) * plan.vecs * Vec<T>::kElems;
-    const Access access = tile_access(l.x, p.ld_x, l.y, p.ld_y, sizeof(T), 0, tile_capacity);
+    // (The tile's part of a row ends where its window fills the tile: any row's window fits.)
+    const Access access = row_access(l.x, p.ld_x, l.y, p.ld_y, sizeof(T));
     with_access(access, [&](auto a) {
     found = with_kernel<T, a>(plan, [&](auto kernel, std::int64_t capacity) {
       // The slice: x[cut, N) with cut >= capacity - (V - 1), its window up to V - 1 elements more.

@@ -40,6 +40,14 @@ TEST_CASE("access: x's and y's windows line up only with the same offsets row by
   CHECK_FALSE(same_vector_offsets(at(2), 64, at(4), 64, 2));
 }
 
+TEST_CASE("access: what the rows allow, before any tile's room", "[access]") {
+  CHECK(row_access(at(0), 1024, at(1 << 20), 1024, 4) == Access::aligned);
+  CHECK(row_access(at(0), 1001, at(1 << 20), 1001, 4) == Access::windowed);
+  CHECK(row_access(at(4), 1024, at(4), 1024, 4) == Access::windowed);
+  CHECK(row_access(at(0), 1024, at(4), 1024, 4) == Access::scalar);
+  CHECK(row_access(at(0), 1001, at(0), 1002, 2) == Access::scalar);
+}
+
 TEST_CASE("access: which path a register tile takes", "[access]") {
   // Aligned rows: the aligned instantiation, whatever the tile's room.
   CHECK(tile_access(at(0), 1024, at(1 << 20), 1024, 4, 1024, 1024) == Access::aligned);
