@@ -102,7 +102,12 @@ SoftmaxPlan block_row_plan(const Problem& p, TileShape tile) {
 
 // ---- block_hybrid ------------------------------------------------------------------------------
 
-std::size_t slice_smem_limit(const DeviceLimits& d);
+// Dynamic shared memory a slice kernel's block may take: the opt-in limit less the budget for
+// its static shared memory.
+std::size_t slice_smem_limit(const DeviceLimits& d) {
+  return d.shared_bytes_per_block > kSliceStaticSmem ? d.shared_bytes_per_block - kSliceStaticSmem
+                                                     : 0;
+}
 
 // One block per row: `tile` holds the row's first elements in registers, shared memory the rest
 // (with two vectors of room: the register part ends on a 16-byte boundary of x, so the rest may
@@ -186,11 +191,6 @@ SoftmaxPlan cluster_tile_plan(const Problem& p, const DeviceLimits& d, TileShape
 }
 
 // ---- cluster_row -------------------------------------------------------------------------------
-
-std::size_t slice_smem_limit(const DeviceLimits& d) {
-  return d.shared_bytes_per_block > kSliceStaticSmem ? d.shared_bytes_per_block - kSliceStaticSmem
-                                                     : 0;
-}
 
 // The cluster plan with C blocks per row, or a plan with cluster = 0 when its slice does not fit.
 SoftmaxPlan cluster_plan(const Problem& p, const DeviceLimits& d, int C) {

@@ -7,10 +7,11 @@
 // through global memory instead: a persistent grid of G = R x S blocks (2 per SM, launched
 // cooperatively, so that all of them are resident and may wait for each other) works on R rows
 // at a time; block b always takes slice b % S of rows b / S, b / S + R, ... For each (row, slice):
-//   1. wait for the slice's resident part in shared memory (TMA bulk copies, row_slice.cuh, in 4
-//      chunks: issued at the start for the first slice, during step 3 of the one before for the
-//      others) and compute its (max, sum); the part that does not fit (only when a row is longer
-//      than the card's shared memory can hold) is streamed from global memory for the statistics;
+//   1. wait for the slice's resident part in shared memory (TMA bulk copies of its 16-byte window,
+//      row_slice.cuh, in 4 chunks: issued at the start for the first slice, while the one before
+//      is written for the others) and compute its (max, sum); the part that does not fit (only
+//      when a row is longer than the card's shared memory can hold) is streamed from global
+//      memory for the statistics;
 //   2. thread 0 stores the partial, adds 1 to the row's arrival counter (release), prefetches its
 //      next slice into L2 when the plan says so (cp.async.bulk.prefetch; the dispatch asks for it
 //      while a wave of rows fills at most 41% of L2) and waits until the counter reaches S
@@ -198,7 +199,8 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
     const T* window = it.src - w.lo;  // x's window; y's is dst - w.lo
 
     // 1. The slice's statistics: the resident part from shared memory (its copy-engine chunks
-    //    were issued during the previous item's step 4, or above), the rest streamed.
+    //    were issued while the previous item was written, step 4 below, or above), the rest
+    //    streamed.
     copy_slice_rest(s, window, w);
     RowStats st = slice_stats(s, w, chunk_vecs(resident / V), sb);
     if (x_tma)
