@@ -184,7 +184,9 @@ TEST_CASE("a small shape set for compute-sanitizer, every kernel", "[gpu][saniti
       // several slices in turn, each copied in while the one before is written).
       {dense(70, 40000), {}, InputKind::mixed},
       // block_hybrid: one block per row (M = SMs), 32768 elements in registers and the rest in
-      // shared memory, rows off 16-byte boundaries (ld = 40001: read through their windows).
+      // shared memory; rows on 16-byte boundaries (its aligned instantiation) and off them
+      // (ld = 40001: read through their windows).
+      {dense(limits.sm_count, 40000), {}, InputKind::mixed},
       {dense(limits.sm_count, 40001), {}, InputKind::mixed},
       {dense(17, 140000), {}, InputKind::mixed},
       {dense(16, 600000), {}, InputKind::mixed},
