@@ -80,13 +80,15 @@ __device__ __forceinline__ void warp_rows_body(const T* __restrict__ x, T* __res
 // 16-bit rows within 64 registers a thread (4 blocks of 256 threads per SM): left to itself ptxas
 // gave the 16-bit instantiations for aligned rows 67-78 (32 x 4: 75, 3015 GB/s at N = 1024 in
 // session 4's bf16 sweep, where the same tile at 64 registers had run 3794-3915 in its tuning
-// run). fp32 rows keep ptxas' choice (74-80 at 8 vectors a lane): a 64-register bound spilled
-// 52-60 bytes there.
-template <class T>
-inline constexpr int kWarpRowsMinBlocks = sizeof(T) == 2 ? 4 : 1;
+// run). fp32 tiles of 2 vectors a lane, one row a trip (N = 32, 64), within 40 (6 blocks per SM):
+// ptxas gave the aligned ones 48 (5 blocks; 91.6-92.2% of copy in session 4's sweep, 96% in
+// session 3's at 40). Other fp32 tiles keep ptxas' choice (74-80 at 8 vectors a lane): a
+// 64-register bound spilled 52-60 bytes there.
+template <class T, int K, int R>
+inline constexpr int kWarpRowsMinBlocks = sizeof(T) == 2 ? 4 : (K == 2 && R == 1 ? 6 : 1);
 
 template <class T, int G, int K, int R, Access A>
-__global__ void __launch_bounds__(kWarpRowsThreads, kWarpRowsMinBlocks<T>)
+__global__ void __launch_bounds__(kWarpRowsThreads, kWarpRowsMinBlocks<T, K, R>)
     warp_rows_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t M, std::int64_t N,
                      std::int64_t ld_x, std::int64_t ld_y) {
   warp_rows_body<kGroupWidth<T, A>, kWindowed<A>, G, K, R>(x, y, M, N, ld_x, ld_y);
