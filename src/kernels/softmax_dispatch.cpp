@@ -251,13 +251,10 @@ bool split_prefetch_default(const Problem& p, const DeviceLimits& d, i64 rows_in
 
 enum class Prefetch { by_rule, on, off };
 
-// stages = 2: each block's shared memory split into two buffers, each a slice and one vector
-// of room (split_row.cu); the prefetch does not apply (the next slice is already being copied in).
-SoftmaxPlan split_plan(const Problem& p, const DeviceLimits& d, Prefetch prefetch, int stages = 1) {
+SoftmaxPlan split_plan(const Problem& p, const DeviceLimits& d, Prefetch prefetch) {
   SoftmaxPlan s;
   s.family = SoftmaxFamily::split_row;
   s.threads = kSliceThreads;
-  s.stages = stages;
   const i64 b = dtype_bytes(p.dtype);
   const i64 V = vec_elems(p.dtype);
   const i64 grid_max = static_cast<i64>(d.sm_count) * kSplitBlocksPerSm;
@@ -268,9 +265,8 @@ SoftmaxPlan split_plan(const Problem& p, const DeviceLimits& d, Prefetch prefetc
                    ? per_sm - kSmemReservedPerBlock - kSliceStaticSmem
                    : 0,
                slice_smem_limit(d));
-  // A slice's window: one vector more when rows are unaligned, always with two stages.
-  const i64 room = stages == 1 ? slice_head_room(p) : V;
-  const i64 cap = std::max<i64>(V, round_down(static_cast<i64>(usable) / stages / b - room, V));
+  const i64 room = slice_head_room(p);  // a slice's window: one vector more when rows are unaligned
+  const i64 cap = std::max<i64>(V, round_down(static_cast<i64>(usable) / b - room, V));
   const i64 slices_max = std::max<i64>(1, ceil_div(p.N, kMinSplitSlice));
   const i64 slices_needed = ceil_div(p.N, cap);  // slices that hold a whole row on chip
   i64 R = 1, S = 1;
@@ -291,30 +287,26 @@ SoftmaxPlan split_plan(const Problem& p, const DeviceLimits& d, Prefetch prefetc
   s.resident = std::min(slice, cap);
   s.rows_in_flight = R;
   s.grid = R * S;
-  s.smem_bytes = static_cast<std::size_t>(stages * (s.resident + room) * b);
+  s.smem_bytes = static_cast<std::size_t>((s.resident + room) * b);
   const std::size_t partials = static_cast<std::size_t>(round_up(p.M * S * 8, 16));
   s.workspace_bytes = partials + static_cast<std::size_t>(p.M) * 4;
   const bool on_chip = s.resident == s.slice;
   s.traffic = on_chip ? TrafficModel::fused : TrafficModel::two_read;
-  s.prefetch = stages == 1 && (prefetch == Prefetch::by_rule
-                                   ? split_prefetch_default(p, d, R, on_chip)
-                                   : prefetch == Prefetch::on);
+  s.prefetch = prefetch == Prefetch::by_rule ? split_prefetch_default(p, d, R, on_chip)
+                                             : prefetch == Prefetch::on;
   const double reread = on_chip ? 0.0 : 1.0 - static_cast<double>(S * s.resident) /
                                                   static_cast<double>(p.N);
   s.why = fmt::format(
       "{}: split_row, each row over {} blocks of a co-resident grid of {} ({} row(s) at a time), "
-      "{} elements per block{}; (max, sum) partials through global memory{}; {}",
+      "{} elements per block{}; (max, sum) partials through global memory{}; each block copies "
+      "its next slice in chunk by chunk as it writes this one",
       shape_words(p), S, s.grid, R, slice,
       on_chip ? fmt::format(" held in shared memory ({}): x read once",
                             kib(static_cast<double>(s.smem_bytes)))
               : fmt::format(", the first {} ({}) held in shared memory, the rest ({:.0f}% of the "
                             "row) read twice, the second time in reverse so its tail hits L2",
                             s.resident, kib(static_cast<double>(s.smem_bytes)), 100.0 * reread),
-      s.prefetch ? ", the next slice prefetched into L2 while a row waits for its partials" : "",
-      stages == 1 ? "each block copies its next slice in chunk by chunk as it writes this one"
-                  : "two slices per block in shared memory, the one after next copied in chunk "
-                    "by chunk as this one is written, so that the copies go on while a row waits "
-                    "for its partials");
+      s.prefetch ? ", the next slice prefetched into L2 while a row waits for its partials" : "");
   return s;
 }
 
@@ -322,8 +314,7 @@ bool same_plan(const SoftmaxPlan& a, const SoftmaxPlan& b) {
   return a.family == b.family && a.threads == b.threads && a.lanes_per_row == b.lanes_per_row &&
          a.vecs == b.vecs && a.rows_per_trip == b.rows_per_trip && a.cluster == b.cluster &&
          a.slices == b.slices && a.slice == b.slice &&
-         a.resident == b.resident && a.grid == b.grid && a.prefetch == b.prefetch &&
-         a.stages == b.stages;
+         a.resident == b.resident && a.grid == b.grid && a.prefetch == b.prefetch;
 }
 
 }  // namespace
@@ -448,7 +439,6 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
       if (p.N >= 2 * kMinSplitSlice) {
         out.push_back(split_plan(p, d, Prefetch::by_rule));
         out.push_back(split_plan(p, d, out.back().prefetch ? Prefetch::off : Prefetch::on));
-        out.push_back(split_plan(p, d, Prefetch::off, 2));
       }
       break;
   }
@@ -509,10 +499,7 @@ SoftmaxPlan plan_softmax(const Problem& p, const DeviceLimits& d, int max_cluste
   if (c.cluster == 0) c = smallest_cluster(p, d, row_max, kClusterSliceMax);
   if (c.cluster > 0 && p.M * c.cluster >= d.sm_count) return c;
 
-  // Two stages while the rows still fit on chip in half the shared memory and there is a next
-  // wave of rows to copy in during the wait (split_row.cu).
-  SoftmaxPlan s = split_plan(p, d, Prefetch::off, 2);
-  if (s.resident < s.slice || p.M <= s.rows_in_flight) s = split_plan(p, d, Prefetch::by_rule);
+  SoftmaxPlan s = split_plan(p, d, Prefetch::by_rule);
   if (c.cluster > 0)
     s.why += fmt::format(" (a cluster of {} would give only {} blocks for {} SMs)", c.cluster,
                          p.M * c.cluster, d.sm_count);
@@ -553,9 +540,9 @@ std::string summary(const SoftmaxPlan& s) {
     case SoftmaxFamily::cluster_row:
       return fmt::format("cluster_row C={} slice={} smem={}", s.cluster, s.slice, s.smem_bytes);
     case SoftmaxFamily::split_row:
-      return fmt::format("split_row S={} slice={} resident={} R={} grid={} smem={}{}{}", s.slices,
+      return fmt::format("split_row S={} slice={} resident={} R={} grid={} smem={}{}", s.slices,
                          s.slice, s.resident, s.rows_in_flight, s.grid, s.smem_bytes,
-                         s.prefetch ? " prefetch" : "", s.stages > 1 ? " stages=2" : "");
+                         s.prefetch ? " prefetch" : "");
   }
   return "?";
 }

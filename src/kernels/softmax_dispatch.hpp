@@ -113,8 +113,6 @@ struct SoftmaxPlan {
   std::size_t smem_bytes = 0;   // dynamic shared memory per block
   std::int64_t grid = 0;        // blocks; 0: the launcher sizes a persistent grid to the card
   bool prefetch = true;         // split_row: prefetch the next slice into L2 while waiting
-  int stages = 1;               // split_row: slices a block holds in shared memory at once (2:
-                                // the one after next copied in while this one waits)
   std::size_t workspace_bytes = 0;  // split_row: partials + arrival counters
   TrafficModel traffic = TrafficModel::fused;
   std::string why;              // the choice in words, for docs, logs and results' `extra`

@@ -23,13 +23,6 @@
 //      next slice copied into each chunk as soon as it is written.
 // The arrival counters are zeroed by a cudaMemsetAsync before each launch.
 //
-// Two stages (SoftmaxPlan::stages = 2, while rows fit on chip in half the shared memory): each
-// block splits its shared memory into two buffers and alternates its items between them. Item
-// k + 2's copies go into item k's buffer as it is written (step 3), so while item k + 1 waits for
-// its row's partials (step 2) the copy engine is still bringing item k + 2: with one stage
-// nothing of the block is in flight during that wait. The cost: half the slice per block, so
-// twice the slices per row (and twice the partials to merge).
-//
 // Why it cannot deadlock: every block is resident (cooperative launch: the launch fails rather
 // than leaves blocks unscheduled), blocks take their items in increasing order, and the lowest
 // row not yet complete has all its slices' blocks either at it or done with everything before it.
@@ -156,27 +149,20 @@ __device__ __forceinline__ void prefetch_l2(const void* src, std::uint32_t bytes
 }
 
 // kWindowed: the rows may start off 16-byte boundaries (compiled apart from the aligned case, whose
-// offsets are 0 at compile time). kStages: the items a block holds in shared memory at once, each
-// in its own buffer (`resident` + one vector of room apart) with its own chunk barriers: with 2,
-// item k + 2's copies go into item k's buffer as it is written, so while item k + 1 waits for
-// its row's partials the copy engine is still bringing item k + 2 -- the wait no longer leaves
-// DRAM idle (for half the slice per block, twice the items in flight).
-template <class T, bool kWindowed, int kStages>
+// offsets are 0 at compile time).
+template <class T, bool kWindowed>
 __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
     split_row_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t M, std::int64_t N,
                      std::int64_t ld_x, std::int64_t ld_y, int S, std::int64_t slice,
                      std::int64_t resident, bool x_tma, bool y_vec, bool prefetch,
                      float2* __restrict__ partials, unsigned* __restrict__ arrived) {
   constexpr int V = Vec<T>::kElems;
-  static_assert(kStages == 1 || kStages == 2);
   extern __shared__ __align__(kVecBytes) unsigned char slice_smem[];
 #pragma nv_diag_suppress static_var_with_dynamic_init
-  __shared__ BlockBarrier bars[kStages * kSliceChunks];  // stage st's chunk c: st x kSliceChunks + c
-#pragma unroll
-  for (int st = 0; st < kStages; ++st) init_slice_barriers(bars + st * kSliceChunks);
-  SliceBarriers sb{bars};  // one stage: its parity flips with every item
-  // Stage st's buffer starts st x (resident + V) elements in: a whole number of vectors.
-  const auto buffer = [&](int st) { return reinterpret_cast<T*>(slice_smem) + st * (resident + V); };
+  __shared__ BlockBarrier bars[kSliceChunks];
+  T* s = reinterpret_cast<T*>(slice_smem);
+  init_slice_barriers(bars);
+  SliceBarriers sb{bars};
 
   // Item k of this block is (row, slice) = divmod(blockIdx.x + k x gridDim.x, S). Each item's
   // resident part sits in shared memory as its window (row_slice.cuh); chunk c of every item is
@@ -199,24 +185,15 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
     it.src = x + it.row * ld_x + it.begin;
     return it;
   };
-  // The first item of each stage.
+  if (blockIdx.x < items) {
+    const Item first = item_at(blockIdx.x);
+    const SliceWindow w = slice_window<kWindowed>(first.src, first.res, x_tma);
 #pragma unroll
-  for (int st = 0; st < kStages; ++st) {
-    const std::int64_t item = blockIdx.x + static_cast<std::int64_t>(st) * gridDim.x;
-    if (item < items) {
-      const Item first = item_at(item);
-      const SliceWindow w = slice_window<kWindowed>(first.src, first.res, x_tma);
-#pragma unroll
-      for (int c = 0; c < kSliceChunks; ++c)
-        issue_chunk_copy(buffer(st), first.src - w.lo, chunk_range(c, w, chunk_vecs(resident / V)),
-                         bars[st * kSliceChunks + c]);
-    }
+    for (int c = 0; c < kSliceChunks; ++c)
+      issue_chunk_copy(s, first.src - w.lo, chunk_range(c, w, chunk_vecs(resident / V)), bars[c]);
   }
 
-  std::int64_t k = 0;  // this block's item count so far: item k is in stage k % kStages
-  for (std::int64_t item = blockIdx.x; item < items; item += gridDim.x, ++k) {
-    const int stage = kStages == 1 ? 0 : static_cast<int>(k % kStages);
-    T* s = buffer(stage);
+  for (std::int64_t item = blockIdx.x; item < items; item += gridDim.x) {
     const Item it = item_at(item);
     const SliceWindow w = slice_window<kWindowed>(it.src, it.res, x_tma);
     const T* window = it.src - w.lo;  // x's window; y's is dst - w.lo
@@ -225,29 +202,21 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
     //    were issued while the previous item was written, step 4 below, or above), the rest
     //    streamed.
     copy_slice_rest(s, window, w);
-    RowStats st;
-    if constexpr (kStages == 1) {
-      st = slice_stats(s, w, chunk_vecs(resident / V), sb);
-    } else {
-      // Stage `stage`'s m-th item (m = k / kStages) completes phase m % 2 of its barriers.
-      SliceBarriers stage_sb{bars + stage * kSliceChunks, (k / kStages) % 2 != 0};
-      st = slice_stats(s, w, chunk_vecs(resident / V), stage_sb);
-    }
+    RowStats st = slice_stats(s, w, chunk_vecs(resident / V), sb);
     if (x_tma)
       st = stream_stats<V>(window, w.hi, w.lo + it.n, st);
     else
       st = stream_stats<1>(window, w.hi, w.lo + it.n, st);
     st = block_allreduce<kSliceThreads>(st, MergeOp{});
 
-    // 2. Publish, prefetch the next slice, wait for the row's other slices. `next` is the item
-    //    that takes this one's buffer: the next one with one stage, the one after with two.
-    const std::int64_t next = item + static_cast<std::int64_t>(kStages) * gridDim.x;
+    // 2. Publish, prefetch the next slice, wait for the row's other slices.
+    const std::int64_t next = item + gridDim.x;
     const bool has_next = next < items;
     if (threadIdx.x == 0) {
       partials[it.row * S + it.part] = make_float2(st.max, st.sum);
       cuda::atomic_ref<unsigned, cuda::thread_scope_device> count(arrived[it.row]);
       count.fetch_add(1u, cuda::memory_order_release);
-      if (kStages == 1 && prefetch && x_tma && has_next) {
+      if (prefetch && x_tma && has_next) {
         const Item nx = item_at(next);
         const SliceWindow nw = slice_window<kWindowed>(nx.src, nx.res, x_tma);
         const auto bytes = static_cast<std::uint32_t>((nw.vhi - nw.vlo) * kVecBytes);
@@ -292,20 +261,17 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
       const VecRange r = chunk_range(c, w.vlo, w.vhi, per);
       write_slice_vecs(s, y_window, r.begin, r.end, y_vec, scale);
       __syncthreads();  // every read of chunk c is done
-      if (has_next)
-        issue_chunk_copy(s, next_window, chunk_range(c, nw, per), bars[stage * kSliceChunks + c]);
+      if (has_next) issue_chunk_copy(s, next_window, chunk_range(c, nw, per), bars[c]);
     }
   }
 }
 
-// Once per process and type: the dynamic shared memory limit of the four instantiations.
+// Once per process and type: the dynamic shared memory limit of both instantiations.
 template <class T>
 void prepare() {
   static const bool done = [] {
-    allow_all_dynamic_shared_memory(split_row_kernel<T, false, 1>);
-    allow_all_dynamic_shared_memory(split_row_kernel<T, true, 1>);
-    allow_all_dynamic_shared_memory(split_row_kernel<T, false, 2>);
-    allow_all_dynamic_shared_memory(split_row_kernel<T, true, 2>);
+    allow_all_dynamic_shared_memory(split_row_kernel<T, false>);
+    allow_all_dynamic_shared_memory(split_row_kernel<T, true>);
     return true;
   }();
   (void)done;
@@ -322,8 +288,8 @@ std::int64_t resident_split_blocks(std::size_t smem) {
   const std::lock_guard<std::mutex> lock(mu);
   const auto key = std::make_pair(device, smem);
   if (auto it = cache.find(key); it != cache.end()) return it->second;
-  // (The instantiations take the same resources: 512 threads within 64 registers.)
-  const std::int64_t n = resident_blocks(reinterpret_cast<const void*>(split_row_kernel<T, true, 1>),
+  // (Both instantiations take the same resources: 512 threads within 64 registers.)
+  const std::int64_t n = resident_blocks(reinterpret_cast<const void*>(split_row_kernel<T, true>),
                                          kSliceThreads, smem);
   cache.emplace(key, n);
   return n;
@@ -337,16 +303,10 @@ void check_plan(const SoftmaxPlan& plan, const Problem& p) {
                                 std::to_string(plan.slice) +
                                 " elements (a multiple of 16 bytes each) must cover N = " +
                                 std::to_string(p.N));
-  if (plan.stages != 1 && plan.stages != 2)
-    throw std::invalid_argument("split_row: " + std::to_string(plan.stages) +
-                                " stages; the kernel is built for 1 and 2");
-  // Two stages: each buffer is the resident part and one vector of room.
-  const std::int64_t stage_elems = plan.stages == 1 ? plan.resident : plan.resident + V;
   if (plan.resident < V || plan.resident % V != 0 ||
-      plan.smem_bytes < static_cast<std::size_t>(plan.stages * stage_elems * dtype_bytes(p.dtype)))
-    throw std::invalid_argument("split_row: " + std::to_string(plan.stages) + " stage(s) of " +
-                                std::to_string(plan.resident) +
-                                " resident elements must be whole vectors within " +
+      plan.smem_bytes < static_cast<std::size_t>(plan.resident * dtype_bytes(p.dtype)))
+    throw std::invalid_argument("split_row: resident part of " + std::to_string(plan.resident) +
+                                " elements must be whole vectors within " +
                                 std::to_string(plan.smem_bytes) + " bytes of shared memory");
   if (plan.grid < plan.slices)
     throw std::invalid_argument("split_row: a grid of " + std::to_string(plan.grid) +
@@ -371,9 +331,7 @@ void launch_split_row(const SoftmaxPlan& plan, const Launch& l) {
   with_storage(p.dtype, [&](auto type_tag) {
     using T = decltype(type_tag);
     const bool windowed = !is_vector_aligned(l.x, p.ld_x, sizeof(T));
-    const auto kernel = plan.stages == 2
-                            ? (windowed ? split_row_kernel<T, true, 2> : split_row_kernel<T, false, 2>)
-                            : (windowed ? split_row_kernel<T, true, 1> : split_row_kernel<T, false, 1>);
+    const auto kernel = windowed ? split_row_kernel<T, true> : split_row_kernel<T, false>;
     prepare<T>();
     const std::int64_t resident_max = resident_split_blocks<T>(plan.smem_bytes);
     if (plan.grid > resident_max)
@@ -397,7 +355,7 @@ void launch_split_row(const SoftmaxPlan& plan, const Launch& l) {
     // dispatch gives rows that are not 16-byte aligned one vector more).
     const bool x_tma = static_cast<std::size_t>(
                            (plan.resident + max_row_head(l.x, p.ld_x, sizeof(T))) * sizeof(T)) <=
-                       plan.smem_bytes / static_cast<std::size_t>(plan.stages);
+                       plan.smem_bytes;
     const bool y_vec = x_tma && same_vector_offsets(l.x, p.ld_x, l.y, p.ld_y, sizeof(T));
     CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, static_cast<const T*>(l.x), static_cast<T*>(l.y),
                                   p.M, p.N, p.ld_x, p.ld_y, plan.slices, plan.slice, plan.resident,
@@ -411,7 +369,7 @@ int split_row_blocks_per_sm(const SoftmaxPlan& plan, DType t) {
   with_storage(t, [&](auto type_tag) {
     using T = decltype(type_tag);
     prepare<T>();
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, split_row_kernel<T, true, 1>,
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, split_row_kernel<T, true>,
                                                              kSliceThreads, plan.smem_bytes));
   });
   return per_sm;

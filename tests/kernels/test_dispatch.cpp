@@ -135,14 +135,7 @@ void check_invariants(const SoftmaxPlan& s, const Problem& p, const DeviceLimits
       CHECK(s.resident >= V);
       CHECK(s.resident % V == 0);
       CHECK(s.resident <= s.slice);
-      REQUIRE((s.stages == 1 || s.stages == 2));
-      // Two stages: two buffers, each the resident part and one vector of room; no prefetch.
-      if (s.stages == 1) {
-        CHECK(s.smem_bytes == static_cast<std::size_t>((s.resident + slice_room(p)) * b));
-      } else {
-        CHECK(s.smem_bytes == static_cast<std::size_t>(2 * (s.resident + V) * b));
-        CHECK_FALSE(s.prefetch);
-      }
+      CHECK(s.smem_bytes == static_cast<std::size_t>((s.resident + slice_room(p)) * b));
       // kSplitBlocksPerSm blocks of this size fit on one SM.
       CHECK(kSplitBlocksPerSm * (s.smem_bytes + kSliceStaticSmem + kSmemReservedPerBlock) <=
             smem_per_sm(d));
@@ -368,18 +361,11 @@ TEST_CASE("dispatch: split rows stay on chip while the card holds them, else rea
   CHECK(a.grid == 264);
   CHECK(a.resident == a.slice);
   CHECK(a.traffic == TrafficModel::fused);
-  // M = 8, N = 2^20 fp32: 32 MB in all, more than the ~29 MB on chip. One stage: 2 waves of 4
-  // rows, not 7 rows and then 1 row on a seventh of the card; two stages (the default: each
-  // block's buffers hold ~56 KB): 3 waves of 3 rows, two of them on chip at once.
-  const auto b_plans = family_plans(SoftmaxFamily::split_row, dense(8, 1 << 20, DType::f32), kH200);
-  REQUIRE(b_plans.size() == 3);
-  CHECK(b_plans[0].stages == 1);
-  CHECK(b_plans[0].rows_in_flight == 4);
-  CHECK(b_plans[0].traffic == TrafficModel::fused);
+  // M = 8, N = 2^20 fp32: 32 MB in all, more than the ~29 MB on chip: 2 waves of 4 rows, not
+  // 7 rows and then 1 row on a seventh of the card.
   const SoftmaxPlan b = plan_softmax(dense(8, 1 << 20, DType::f32), kH200);
   REQUIRE(b.family == SoftmaxFamily::split_row);
-  CHECK(b.stages == 2);
-  CHECK(b.rows_in_flight == 3);
+  CHECK(b.rows_in_flight == 4);
   CHECK(b.traffic == TrafficModel::fused);
   // M = 1, N = 2^26 fp32 (256 MB) and M = 8, N = 2^24: too long for the card, two reads.
   for (const Problem& p : {dense(1, 1 << 26, DType::f32), dense(8, 1 << 24, DType::f32),
@@ -393,37 +379,10 @@ TEST_CASE("dispatch: split rows stay on chip while the card holds them, else rea
   }
   // Few medium rows: M = 4, N = 65536 would give 16 blocks as clusters; split uses slices of at
   // least kMinSplitSlice elements instead.
-  // least kMinSplitSlice elements instead; one wave, so one stage (there is no next row to copy in).
   const SoftmaxPlan c = plan_softmax(dense(4, 65536, DType::f32), kH200);
   REQUIRE(c.family == SoftmaxFamily::split_row);
   CHECK(c.slice >= kMinSplitSlice);
   CHECK(c.rows_in_flight == 4);
-  CHECK(c.stages == 1);
-}
-
-TEST_CASE("dispatch: split_row takes two stages while rows fit on chip in half the shared memory",
-          "[dispatch]") {
-  // M = 128, N = 2^20 fp32: 4 MB rows in ~56 KB buffers, 75 slices: 3 rows per wave, two waves
-  // on chip at once.
-  const SoftmaxPlan a = plan_softmax(dense(128, 1 << 20, DType::f32), kH200);
-  REQUIRE(a.family == SoftmaxFamily::split_row);
-  CHECK(a.stages == 2);
-  CHECK(a.rows_in_flight == 3);
-  CHECK(a.resident == a.slice);
-  CHECK(a.smem_bytes <= smem_per_sm(kH200) / kSplitBlocksPerSm);
-  // M = 64, N = 2^21: one 8 MB row per wave, 264 slices of 31.8 KB.
-  const SoftmaxPlan b = plan_softmax(dense(64, 1 << 21, DType::f32), kH200);
-  CHECK(b.stages == 2);
-  CHECK(b.rows_in_flight == 1);
-  CHECK(b.grid == 264);
-  // M = 32, N = 2^22: a 16 MB row does not fit in half of the ~29 MB: one stage.
-  CHECK(plan_softmax(dense(32, 1 << 22, DType::f32), kH200).stages == 1);
-  // Every split shape's candidates hold one plan of each stage count.
-  for (const Problem& p : {dense(128, 1 << 20, DType::f32), dense(32, 1 << 22, DType::bf16)}) {
-    const auto plans = family_plans(SoftmaxFamily::split_row, p, kH200);
-    CHECK(std::count_if(plans.begin(), plans.end(), [](const SoftmaxPlan& s) { return s.stages == 2; }) == 1);
-    CHECK(std::count_if(plans.begin(), plans.end(), [](const SoftmaxPlan& s) { return s.stages == 1; }) == 2);
-  }
 }
 
 TEST_CASE("dispatch: every plan for every boundary shape satisfies its family's invariants",
@@ -519,16 +478,11 @@ TEST_CASE("dispatch: two rows per trip are candidates for short rows", "[dispatc
 
 TEST_CASE("dispatch: split_row prefetches into L2 only while a wave of rows fills at most 41% of it",
           "[dispatch]") {
-  // The one-stage plans (family_plans' first, by the rule; two stages never prefetch).
-  const auto one_stage = [](const Problem& p) {
-    return family_plans(SoftmaxFamily::split_row, p, kH200).front();
-  };
   // M = 32, N = 2^22 fp32: one 16 MB row per wave: prefetch; M = 64, N = 2^21: 3 rows, 25.2 MB.
   CHECK(plan_softmax(dense(32, 1 << 22, DType::f32), kH200).prefetch);
-  CHECK(one_stage(dense(64, 1 << 21, DType::f32)).prefetch);
+  CHECK(plan_softmax(dense(64, 1 << 21, DType::f32), kH200).prefetch);
   // M = 128, N = 2^20: 7 rows of 4 MB = 29.4 MB per wave: no prefetch (the lines would not last).
-  const SoftmaxPlan b = one_stage(dense(128, 1 << 20, DType::f32));
-  CHECK(b.stages == 1);
+  const SoftmaxPlan b = plan_softmax(dense(128, 1 << 20, DType::f32), kH200);
   CHECK(b.rows_in_flight == 7);
   CHECK_FALSE(b.prefetch);
   // Rows read twice: never.
@@ -536,9 +490,7 @@ TEST_CASE("dispatch: split_row prefetches into L2 only while a wave of rows fill
   // The other setting is always the second candidate, so the tuning run times both.
   for (const Problem& p : {dense(32, 1 << 22, DType::f32), dense(128, 1 << 20, DType::f32)}) {
     const auto plans = family_plans(SoftmaxFamily::split_row, p, kH200);
-    REQUIRE(plans.size() == 3);
-    CHECK(plans[0].stages == 1);
-    CHECK(plans[1].stages == 1);
+    REQUIRE(plans.size() == 2);
     CHECK(plans[0].prefetch != plans[1].prefetch);
   }
 }

@@ -36,11 +36,6 @@ SPLIT = ("M = 32, N = 4194304 fp32 (16 MiB rows): split_row, each row over 264 b
          "grid of 264 (1 row(s) at a time), 15888 elements per block held in shared memory (62.1 KiB): x "
          "read once; (max, sum) partials through global memory, the next slice prefetched into L2 while a "
          "row waits for its partials; each block copies its next slice in chunk by chunk as it writes this one")
-SPLIT_STAGES = ("M = 128, N = 1048576 fp32 (4 MiB rows): split_row, each row over 75 blocks of a "
-                "co-resident grid of 225 (3 row(s) at a time), 13984 elements per block held in shared "
-                "memory (109 KiB): x read once; (max, sum) partials through global memory; two slices per "
-                "block in shared memory, the one after next copied in chunk by chunk as this one is "
-                "written, so that the copies go on while a row waits for its partials")
 SPLIT_TWICE = ("M = 1, N = 67108864 fp32 (256 MiB rows): split_row, each row over 264 blocks of a "
                "co-resident grid of 264 (1 row(s) at a time), 254204 elements per block, the first 28672 "
                "(112 KiB) held in shared memory, the rest (89% of the row) read twice, the second time in "
@@ -68,7 +63,6 @@ class Short(unittest.TestCase):
         self.assertEqual(plan_table.short(ROW), "cluster_row C=2, 64 KiB slices in smem")
         self.assertEqual(plan_table.short(SPLIT), "split_row S=264, R=1, L2 prefetch")
         self.assertEqual(plan_table.short(SPLIT_TWICE), "split_row S=264, R=1, part read twice")
-        self.assertEqual(plan_table.short(SPLIT_STAGES), "split_row S=75, R=3, two stages")
         self.assertEqual(plan_table.short(""), "-")
 
 
