@@ -55,12 +55,9 @@ std::string shape_words(const Problem& p) {
 
 // The grid: fp32 rows one block per 8 x 32/G rows (on the H200 1.04-1.08x faster than a
 // persistent grid at N = 32 ... 1024), 16-bit rows a persistent grid (there 1.05-1.14x faster
-// than one block per rows) except on the tile of 1024 (32 lanes x 4 vectors: since session 4 at
-// 64 registers, not 80, and one block per rows 1.03-1.04x faster at N = 1000 and 1024):
-// docs/performance.md.
-bool warp_rows_persistent_default(DType t, i64 capacity) {
-  return t != DType::f32 && capacity < kWarpRowsMaxN;
-}
+// than one block per rows; on the tile of 1024, 32 lanes x 4 vectors within 64 registers,
+// 1.08x at N = 1000 and 1024 in session 5's tuning runs): docs/performance.md.
+bool warp_rows_persistent_default(DType t, i64 /*capacity*/) { return t != DType::f32; }
 
 SoftmaxPlan warp_rows_plan(const Problem& p, TileShape tile, bool persistent, int rows_per_trip = 1) {
   SoftmaxPlan s;
@@ -141,13 +138,15 @@ SoftmaxPlan block_hybrid_plan(const Problem& p, const DeviceLimits& d, TileShape
   return s;
 }
 
-// The default block_hybrid plan: the first listed tile that holds the row with as many blocks per
-// SM as its threads allow (two of 512, one of 1024), else the first that holds it at all.
+// The default block_hybrid plan. fp32: the first listed tile that holds the row (512 threads
+// first: tile_lists.hpp). 16-bit: the first listed tile that holds the row with as many blocks
+// per SM as its threads allow (two of 512, one of 1024), else the first that holds it at all.
 SoftmaxPlan block_hybrid_default(const Problem& p, const DeviceLimits& d) {
   SoftmaxPlan any;
   for (TileShape t : block_hybrid_tiles(p.dtype)) {
     SoftmaxPlan s = block_hybrid_plan(p, d, t);
     if (s.threads == 0) continue;
+    if (p.dtype == DType::f32) return s;
     const i64 full = std::min<i64>(p.M, static_cast<i64>(1024 / t.threads_or_lanes) * d.sm_count);
     if (s.rows_in_flight == full) return s;
     if (any.threads == 0) any = s;

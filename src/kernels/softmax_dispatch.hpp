@@ -14,9 +14,9 @@
 //                                   warp (or two rows per lane group per trip, a candidate)
 //   block_row    N <= 32768         one block per row, 64..1024 threads x K 16-byte vectors in
 //                                   registers, every load issued before the first reduction
-//   block_hybrid N <= 32768 + the   one block per row, the first 32768 elements in registers (a
-//                shared memory of   block_row tile), the rest in shared memory (TMA bulk copy):
-//                a block (~90K fp32, no cluster; needs M >= SMs
+//   block_hybrid N <= 32768 + the   one block per row, the first 16384 or 32768 elements in
+//                shared memory of   registers (a block_row tile of 512 or 1024 threads), the rest
+//                a block (~90K fp32, in shared memory (TMA bulk copy): no cluster; needs M >= SMs
 //                ~148K 16-bit)
 //   cluster_tile N <= 16 tiles      the row split over a cluster of C <= 16 blocks, each slice in
 //                (524288)           registers (a block_row tile), (max, sum) exchanged through

@@ -72,9 +72,11 @@ using BlockRowTiles16 =
 // block_row's largest tiles: 32768 elements (fp32 8 vectors, 16-bit 4) on 1024 threads, and 16384
 // on 512 threads, two blocks per SM while two slices fit in its shared memory. 16-bit rows take
 // the 512-thread tile first (on the H200 a 1024-thread block_row tile of 16-bit rows ran at 73% of
-// the copy ceiling, two 512-thread blocks per SM at 88%: session 4), fp32 rows the 1024-thread
-// tile (the other is a candidate).
-using BlockHybridTilesFp32 = TileList<RegisterTile<1024, 8>, RegisterTile<512, 8>>;
+// the copy ceiling, two 512-thread blocks per SM at 88%: session 4). fp32 rows take the
+// 512-thread tile whenever it holds the row (N <= 16384 + a slice of ~227 KB), one or two per SM:
+// the 1024-thread tile, at the 64-register bound, spills 28 bytes on aligned rows, and the
+// 512-thread one ran 1.06x it at N = 50257 and 1.015x at 65536 in session 5's tuning run.
+using BlockHybridTilesFp32 = TileList<RegisterTile<512, 8>, RegisterTile<1024, 8>>;
 using BlockHybridTiles16 = TileList<RegisterTile<512, 4>, RegisterTile<1024, 4>>;
 
 // ---- cluster_tile: (threads, K) per block, largest first ---------------------------------------

@@ -209,6 +209,17 @@ TEST_CASE("dispatch: each family takes the rows it is built for, edge N - 1 / N 
     // row and the rows fill the card (M >= SMs).
     const SoftmaxPlan past_block = plan_softmax(dense(M, block_max + 1, t), kH200);
     CHECK(past_block.family == SoftmaxFamily::block_hybrid);
+    if (t == DType::f32) {
+      // fp32: the 512-thread tile while it holds the row (16384 in registers, the rest in
+      // shared memory), then the 1024-thread one.
+      CHECK(past_block.threads == 512);
+      CHECK(plan_softmax(dense(M, 65536, t), kH200).threads == 512);
+      const std::int64_t on_512 = 16384 + 231424 / dtype_bytes(t) - 2 * V;
+      CHECK(plan_softmax(dense(M, on_512, t), kH200).threads == 512);
+      const SoftmaxPlan big = plan_softmax(dense(M, on_512 + V, t), kH200);
+      CHECK(big.family == SoftmaxFamily::block_hybrid);
+      CHECK(big.threads == 1024);
+    }
     const std::int64_t hybrid_max = block_hybrid_max_n(t, kH200);
     // 32768 in registers + 231424 bytes of shared memory less two vectors.
     CHECK(hybrid_max == block_max + 231424 / dtype_bytes(t) - 2 * V);
@@ -492,5 +503,20 @@ TEST_CASE("dispatch: split_row prefetches into L2 only while a wave of rows fill
     const auto plans = family_plans(SoftmaxFamily::split_row, p, kH200);
     REQUIRE(plans.size() == 2);
     CHECK(plans[0].prefetch != plans[1].prefetch);
+  }
+}
+
+TEST_CASE("dispatch: warp_rows' grid, one block per rows for fp32, sized to the card for 16-bit",
+          "[dispatch]") {
+  for (const std::int64_t n : {32, 128, 512, 1000, 1024}) {
+    INFO("N = " << n);
+    const SoftmaxPlan h = plan_softmax(dense((std::int64_t{1} << 27) / n, n, DType::bf16), kH200);
+    REQUIRE(h.family == SoftmaxFamily::warp_rows);
+    CHECK(h.grid == 0);  // persistent: the launcher sizes it to the card
+    if (n <= warp_rows_max_n(DType::f32)) {
+      const SoftmaxPlan f = plan_softmax(dense((std::int64_t{1} << 27) / n, n, DType::f32), kH200);
+      REQUIRE(f.family == SoftmaxFamily::warp_rows);
+      CHECK(f.grid > 0);
+    }
   }
 }
