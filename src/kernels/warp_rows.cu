@@ -80,12 +80,15 @@ __device__ __forceinline__ void warp_rows_body(const T* __restrict__ x, T* __res
 // 16-bit rows within 64 registers a thread (4 blocks of 256 threads per SM): left to itself ptxas
 // gave the 16-bit instantiations for aligned rows 67-78 (32 x 4: 75, 3015 GB/s at N = 1024 in
 // session 4's bf16 sweep, where the same tile at 64 registers had run 3794-3915 in its tuning
-// run). fp32 tiles of 2 vectors a lane, one row a trip (N = 32, 64), within 40 (6 blocks per SM):
-// ptxas gave the aligned ones 48 (5 blocks; 91.6-92.2% of copy in session 4's sweep, 96% in
-// session 3's at 40). Other fp32 tiles keep ptxas' choice (74-80 at 8 vectors a lane): a
-// 64-register bound spilled 52-60 bytes there.
+// run). fp32 tiles of one row a trip: 2 vectors a lane (N = 32, 64) within 40 registers (6 blocks
+// per SM), 4 vectors (N = 128 ... 512) within 64 (4 blocks). Asked for at least one block per SM
+// (the bound the 16-bit bound had brought with it for every tile), ptxas gave the aligned ones 48
+// and 64-72 (5 and 3 blocks; 91.6-92.2% and 91.8% of copy in sessions 4 and 5's sweeps), where
+// `__launch_bounds__(256)` alone had given 40 and 58-64 (96% and 98-99%). Other fp32 tiles keep
+// ptxas' choice (74-80 at 8 vectors a lane): a 64-register bound spilled 52-60 bytes there.
 template <class T, int K, int R>
-inline constexpr int kWarpRowsMinBlocks = sizeof(T) == 2 ? 4 : (K == 2 && R == 1 ? 6 : 1);
+inline constexpr int kWarpRowsMinBlocks =
+    sizeof(T) == 2 ? 4 : (R == 1 && K == 2 ? 6 : (R == 1 && K == 4 ? 4 : 1));
 
 template <class T, int G, int K, int R, Access A>
 __global__ void __launch_bounds__(kWarpRowsThreads, kWarpRowsMinBlocks<T, K, R>)
