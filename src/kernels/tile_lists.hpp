@@ -74,8 +74,8 @@ using BlockRowTiles16 =
 // the 512-thread tile first (on the H200 a 1024-thread block_row tile of 16-bit rows ran at 73% of
 // the copy ceiling, two 512-thread blocks per SM at 88%: session 4). fp32 rows take the
 // 512-thread tile whenever it holds the row (N <= 16384 + a slice of ~227 KB), one or two per SM:
-// the 1024-thread tile, at the 64-register bound, spills 28 bytes on aligned rows, and the
-// 512-thread one ran 1.06x it at N = 50257 and 1.015x at 65536 in session 5's tuning run.
+// it ran 1.06x the 1024-thread tile at N = 50257 and 1.015x at 65536 in session 5's tuning run
+// (both tiles' aligned instantiations spill 28 bytes at the 64-register bound: not the reason).
 using BlockHybridTilesFp32 = TileList<RegisterTile<512, 8>, RegisterTile<1024, 8>>;
 using BlockHybridTiles16 = TileList<RegisterTile<512, 4>, RegisterTile<1024, 4>>;
 
