@@ -57,7 +57,7 @@ std::string shape_words(const Problem& p) {
 // persistent grid at N = 32 ... 1024), 16-bit rows a persistent grid (there 1.05-1.14x faster
 // than one block per rows; on the tile of 1024, 32 lanes x 4 vectors within 64 registers,
 // 1.08x at N = 1000 and 1024 in session 5's tuning runs): docs/performance.md.
-bool warp_rows_persistent_default(DType t, i64 /*capacity*/) { return t != DType::f32; }
+bool warp_rows_persistent_default(DType t) { return t != DType::f32; }
 
 SoftmaxPlan warp_rows_plan(const Problem& p, TileShape tile, bool persistent, int rows_per_trip = 1) {
   SoftmaxPlan s;
@@ -397,11 +397,11 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
         const i64 cap = static_cast<i64>(t.threads_or_lanes) * t.vecs * V;
         if (cap < need || (first_cap > 0 && cap > 2 * first_cap)) continue;
         if (first_cap == 0) first_cap = cap;
-        out.push_back(warp_rows_plan(p, t, warp_rows_persistent_default(p.dtype, cap)));
+        out.push_back(warp_rows_plan(p, t, warp_rows_persistent_default(p.dtype)));
       }
       if (out.empty()) break;
       const SoftmaxPlan first = out.front();
-      const bool persistent = warp_rows_persistent_default(p.dtype, first_cap);
+      const bool persistent = warp_rows_persistent_default(p.dtype);
       out.push_back(warp_rows_plan(p, {first.lanes_per_row, first.vecs}, !persistent));
       // Two rows per trip, for the tiles of the smallest capacity that are built for it.
       for (TileShape t : warp_rows_tiles(p.dtype))
