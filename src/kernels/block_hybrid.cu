@@ -24,10 +24,11 @@
 // as cluster_row for the slice (its exponentials evaluated twice). Bound: DRAM bandwidth, with up
 // to 128 KB of register loads and 227 KB of copies in flight per SM.
 //
-// Measured on the H200 (session 4, docs/performance.md): fp32 N = 65536 86% of the copy ceiling
-// (predicted ~95%: one 1024-thread block per SM loads, reduces and stores in turn, nothing overlaps
-// the phases on that SM), bf16 32768 and 65536 85% and 90% on the 512-thread tile, two blocks per
-// SM, whose phases do overlap; N = 50257 (rows off 16-byte boundaries) 86% fp32, 82% bf16.
+// Measured on the H200 (docs/performance.md, sessions 4-5): fp32 N = 65536 87% of the copy
+// ceiling (predicted ~95%: one block per SM loads, reduces and stores in turn, nothing overlaps the
+// phases on that SM), N = 50257 (rows off 16-byte boundaries) 91.5%, both on the 512-thread tile;
+// bf16 32768 and 65536 85% and 89% on the 512-thread tile, two blocks per SM, whose phases do
+// overlap; bf16 50257 82%.
 //
 // Limits: N <= the tile's capacity + the shared memory a block can take (the dispatch's
 // block_hybrid_max_n); M <= 2^31 - 1 (one block per row).
@@ -81,9 +82,10 @@ __device__ __forceinline__ void block_hybrid_body(const T* __restrict__ x, T* __
   write_slice(s, yrow + cut - w.lo, w, W == V, row_scale(stats));
 }
 
-// A thread within 64 registers: 1024 threads per SM (one block of 1024, or two of 512).
+// A thread within 64 registers: 1024 threads per SM (one block of 1024, or two of 512;
+// softmax_families.hpp).
 template <class T, int kThreads, int K, Access A>
-__global__ void __launch_bounds__(kThreads, 1024 / kThreads)
+__global__ void __launch_bounds__(kThreads, kTileMinBlocks<kThreads>)
     block_hybrid_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t N,
                         std::int64_t ld_x, std::int64_t ld_y) {
   block_hybrid_body<kGroupWidth<T, A>, kWindowed<A>, kThreads, K>(x, y, N, ld_x, ld_y);
@@ -109,34 +111,29 @@ bool with_kernel(const SoftmaxPlan& plan, F&& f) {
 
 void launch_block_hybrid(const SoftmaxPlan& plan, const Launch& l) {
   const Problem& p = l.p;
-  if (p.M > 0x7fffffff)
-    throw std::invalid_argument("block_hybrid: M = " + std::to_string(p.M) +
-                                " exceeds the one-block-per-row grid limit of 2^31 - 1");
+  check_grid_blocks("block_hybrid", "M (one block per row)", p.M);
   bool found = false;
   with_storage(p.dtype, [&](auto type_tag) {
     using T = decltype(type_tag);
     // (The tile's part of a row ends where its window fills the tile: any row's window fits.)
     const Access access = row_access(l.x, p.ld_x, l.y, p.ld_y, sizeof(T));
     with_access(access, [&](auto a) {
-    found = with_kernel<T, a>(plan, [&](auto kernel, std::int64_t capacity) {
-      // The slice: x[cut, N) with cut >= capacity - (V - 1), its window up to V - 1 elements more.
-      constexpr std::int64_t V = Vec<T>::kElems;
-      const std::int64_t need = std::max<std::int64_t>(0, p.N - capacity) + 2 * V;
-      if (plan.smem_bytes < static_cast<std::size_t>(need * static_cast<std::int64_t>(sizeof(T))))
-        throw std::invalid_argument("block_hybrid: " + std::to_string(plan.smem_bytes) +
-                                    " bytes of shared memory do not hold the " +
-                                    std::to_string(p.N) + " - " + std::to_string(capacity) +
-                                    " elements past the register tile");
-      kernel<<<static_cast<unsigned>(p.M), plan.threads, plan.smem_bytes, l.stream>>>(
-          static_cast<const T*>(l.x), static_cast<T*>(l.y), p.N, p.ld_x, p.ld_y);
-      CUDA_CHECK_LAUNCH();
-    });
+      found = with_kernel<T, a>(plan, [&](auto kernel, std::int64_t capacity) {
+        // The slice: x[cut, N) with cut >= capacity - (V - 1), its window up to V - 1 more.
+        constexpr std::int64_t V = Vec<T>::kElems;
+        const std::int64_t need = std::max<std::int64_t>(0, p.N - capacity) + 2 * V;
+        if (plan.smem_bytes < static_cast<std::size_t>(need * static_cast<std::int64_t>(sizeof(T))))
+          throw std::invalid_argument("block_hybrid: " + std::to_string(plan.smem_bytes) +
+                                      " bytes of shared memory do not hold the " +
+                                      std::to_string(p.N) + " - " + std::to_string(capacity) +
+                                      " elements past the register tile");
+        kernel<<<static_cast<unsigned>(p.M), plan.threads, plan.smem_bytes, l.stream>>>(
+            static_cast<const T*>(l.x), static_cast<T*>(l.y), p.N, p.ld_x, p.ld_y);
+        CUDA_CHECK_LAUNCH();
+      });
     });
   });
-  if (!found)
-    throw std::invalid_argument("block_hybrid: no instantiated tile T=" +
-                                std::to_string(plan.threads) + " K=" + std::to_string(plan.vecs) +
-                                " for " + std::string(to_string(p.dtype)));
+  if (!found) throw no_tile_error("block_hybrid", "T", plan.threads, plan.vecs, p.dtype);
 }
 
 }  // namespace smr::prod

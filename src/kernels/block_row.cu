@@ -47,12 +47,9 @@ __device__ __forceinline__ void block_row_body(const T* __restrict__ x, T* __res
   store_tile<W, kThreads, kWindowed>(y + row * ld_y, N, t, tile, tile_scale(mine, stats));
 }
 
-// At least 1024 threads per SM: each thread within 64 registers.
-template <int kThreads>
-inline constexpr int kMinBlocks = kThreads >= 1024 ? 1 : 1024 / kThreads;
-
+// At least 1024 threads per SM: each thread within 64 registers (softmax_families.hpp).
 template <class T, int kThreads, int K, Access A>
-__global__ void __launch_bounds__(kThreads, kMinBlocks<kThreads>)
+__global__ void __launch_bounds__(kThreads, kTileMinBlocks<kThreads>)
     block_row_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t N, std::int64_t ld_x,
                      std::int64_t ld_y) {
   block_row_body<kGroupWidth<T, A>, kWindowed<A>, kThreads, K>(x, y, N, ld_x, ld_y);
@@ -62,9 +59,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks<kThreads>)
 
 void launch_block_row(const SoftmaxPlan& plan, const Launch& l) {
   const Problem& p = l.p;
-  if (p.M > 0x7fffffff)
-    throw std::invalid_argument("block_row: M = " + std::to_string(p.M) +
-                                " exceeds the one-block-per-row grid limit of 2^31 - 1");
+  check_grid_blocks("block_row", "M (one block per row)", p.M);
   bool found = false;
   with_storage(p.dtype, [&](auto type_tag) {
     using T = decltype(type_tag);
@@ -85,10 +80,7 @@ void launch_block_row(const SoftmaxPlan& plan, const Launch& l) {
       CUDA_CHECK_LAUNCH();
     });
   });
-  if (!found)
-    throw std::invalid_argument("block_row: no instantiated tile T=" +
-                                std::to_string(plan.threads) + " K=" + std::to_string(plan.vecs) +
-                                " for " + std::string(to_string(p.dtype)));
+  if (!found) throw no_tile_error("block_row", "T", plan.threads, plan.vecs, p.dtype);
 }
 
 }  // namespace smr::prod

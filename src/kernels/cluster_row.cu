@@ -109,9 +109,7 @@ void check_plan(const SoftmaxPlan& plan, const Problem& p) {
                                 std::to_string(plan.cluster) + " blocks does not cover N = " +
                                 std::to_string(p.N) + " in whole vectors within " +
                                 std::to_string(plan.smem_bytes) + " bytes");
-  if (p.M * plan.cluster > 0x7fffffff)
-    throw std::invalid_argument("cluster_row: M x C = " + std::to_string(p.M * plan.cluster) +
-                                " blocks exceed the grid limit of 2^31 - 1");
+  check_grid_blocks("cluster_row", "M x C", p.M * plan.cluster);
 }
 
 }  // namespace

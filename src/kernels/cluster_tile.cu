@@ -75,11 +75,9 @@ __device__ __forceinline__ void cluster_tile_body(const T* __restrict__ x, T* __
   cluster.barrier_wait(std::move(done_reading));
 }
 
-template <int kThreads>
-inline constexpr int kMinBlocks = kThreads >= 1024 ? 1 : 1024 / kThreads;
-
+// At least 1024 threads per SM: each thread within 64 registers (softmax_families.hpp).
 template <class T, int kThreads, int K, Access A>
-__global__ void __launch_bounds__(kThreads, kMinBlocks<kThreads>)
+__global__ void __launch_bounds__(kThreads, kTileMinBlocks<kThreads>)
     cluster_tile_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t N,
                         std::int64_t ld_x, std::int64_t ld_y, std::int64_t slice) {
   cluster_tile_body<kGroupWidth<T, A>, kWindowed<A>, kThreads, K>(x, y, N, ld_x, ld_y, slice);
@@ -102,11 +100,6 @@ bool with_kernel(const SoftmaxPlan& plan, F&& f) {
   });
 }
 
-std::string no_tile(const SoftmaxPlan& plan, DType t) {
-  return "cluster_tile: no instantiated tile T=" + std::to_string(plan.threads) +
-         " K=" + std::to_string(plan.vecs) + " for " + std::string(to_string(t));
-}
-
 }  // namespace
 
 void launch_cluster_tile(const SoftmaxPlan& plan, const Launch& l) {
@@ -115,9 +108,7 @@ void launch_cluster_tile(const SoftmaxPlan& plan, const Launch& l) {
   if (!pow2 || plan.cluster > kMaxClusterSize)
     throw std::invalid_argument("cluster_tile: cluster size " + std::to_string(plan.cluster) +
                                 " is not a power of two in 1..16");
-  if (p.M * plan.cluster > 0x7fffffff)
-    throw std::invalid_argument("cluster_tile: M x C = " + std::to_string(p.M * plan.cluster) +
-                                " blocks exceed the grid limit of 2^31 - 1");
+  check_grid_blocks("cluster_tile", "M x C", p.M * plan.cluster);
   bool found = false;
   with_storage(p.dtype, [&](auto type_tag) {
     using T = decltype(type_tag);
@@ -125,24 +116,24 @@ void launch_cluster_tile(const SoftmaxPlan& plan, const Launch& l) {
         tile_access(l.x, p.ld_x, l.y, p.ld_y, sizeof(T), plan.slice,
                     static_cast<std::int64_t>(plan.threads) * plan.vecs * Vec<T>::kElems);
     with_access(access, [&](auto a) {
-    found = with_kernel<T, a>(plan, [&](auto kernel, std::int64_t capacity) {
-      if (plan.slice > capacity || plan.slice < 1 ||
-          plan.slice % (kVecBytes / dtype_bytes(p.dtype)) != 0 || plan.slice * plan.cluster < p.N)
-        throw std::invalid_argument("cluster_tile: " + std::to_string(plan.cluster) +
-                                    " slices of " + std::to_string(plan.slice) +
-                                    " elements (tiles of " + std::to_string(capacity) +
-                                    ") do not cover N = " + std::to_string(p.N) +
-                                    " in whole vectors");
-      cudaLaunchAttribute attr[1];
-      const cudaLaunchConfig_t cfg = cluster_launch_config(p.M * plan.cluster, plan.threads, 0,
-                                                           plan.cluster, l.stream, attr);
-      CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, static_cast<const T*>(l.x),
-                                    static_cast<T*>(l.y), p.N, p.ld_x, p.ld_y, plan.slice));
-      CUDA_CHECK_LAUNCH();
-    });
+      found = with_kernel<T, a>(plan, [&](auto kernel, std::int64_t capacity) {
+        if (plan.slice > capacity || plan.slice < 1 ||
+            plan.slice % (kVecBytes / dtype_bytes(p.dtype)) != 0 || plan.slice * plan.cluster < p.N)
+          throw std::invalid_argument("cluster_tile: " + std::to_string(plan.cluster) +
+                                      " slices of " + std::to_string(plan.slice) +
+                                      " elements (tiles of " + std::to_string(capacity) +
+                                      ") do not cover N = " + std::to_string(p.N) +
+                                      " in whole vectors");
+        cudaLaunchAttribute attr[1];
+        const cudaLaunchConfig_t cfg = cluster_launch_config(p.M * plan.cluster, plan.threads, 0,
+                                                             plan.cluster, l.stream, attr);
+        CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, static_cast<const T*>(l.x),
+                                      static_cast<T*>(l.y), p.N, p.ld_x, p.ld_y, plan.slice));
+        CUDA_CHECK_LAUNCH();
+      });
     });
   });
-  if (!found) throw std::invalid_argument(no_tile(plan, p.dtype));
+  if (!found) throw no_tile_error("cluster_tile", "T", plan.threads, plan.vecs, p.dtype);
 }
 
 int cluster_tile_active_clusters(const SoftmaxPlan& plan, DType t) {
@@ -162,7 +153,7 @@ int cluster_tile_active_clusters(const SoftmaxPlan& plan, DType t) {
       }
     });
   });
-  if (!found) throw std::invalid_argument(no_tile(plan, t));
+  if (!found) throw no_tile_error("cluster_tile", "T", plan.threads, plan.vecs, t);
   return clusters;
 }
 

@@ -121,7 +121,8 @@ SoftmaxPlan block_hybrid_plan(const Problem& p, const DeviceLimits& d, TileShape
   // Blocks per SM: 1024 threads' registers at 64 a thread, and the slices' shared memory.
   const i64 by_smem = static_cast<i64>(
       smem_per_sm(d) / (static_cast<std::size_t>(rest * b) + kSliceStaticSmem + kSmemReservedPerBlock));
-  const i64 per_sm = std::max<i64>(1, std::min<i64>(1024 / tile.threads_or_lanes, by_smem));
+  const i64 per_sm =
+      std::max<i64>(1, std::min<i64>(kTileThreadsPerSm / tile.threads_or_lanes, by_smem));
   s.threads = tile.threads_or_lanes;
   s.vecs = tile.vecs;
   s.capacity = cap;
@@ -147,7 +148,8 @@ SoftmaxPlan block_hybrid_default(const Problem& p, const DeviceLimits& d) {
     SoftmaxPlan s = block_hybrid_plan(p, d, t);
     if (s.threads == 0) continue;
     if (p.dtype == DType::f32) return s;
-    const i64 full = std::min<i64>(p.M, static_cast<i64>(1024 / t.threads_or_lanes) * d.sm_count);
+    const i64 full =
+        std::min<i64>(p.M, static_cast<i64>(kTileThreadsPerSm / t.threads_or_lanes) * d.sm_count);
     if (s.rows_in_flight == full) return s;
     if (any.threads == 0) any = s;
   }
@@ -176,10 +178,8 @@ SoftmaxPlan cluster_tile_plan(const Problem& p, const DeviceLimits& d, TileShape
   s.capacity = cap;
   s.slice = slice_for(C);  // equal slices, whole vectors
   s.grid = p.M * C;
-  // Blocks per SM: the register file, not the 2048-thread limit, bounds them -- 1024 threads at
-  // the tiles' 64 registers fill its 64K registers (cluster_tile.cu's launch bounds).
-  constexpr int kThreadsPerSmAt64Registers = 1024;
-  const i64 blocks_per_sm = std::max(1, kThreadsPerSmAt64Registers / tile.threads_or_lanes);
+  // Blocks per SM: the register file, not the 2048-thread limit, bounds them (kTileThreadsPerSm).
+  const i64 blocks_per_sm = std::max(1, kTileThreadsPerSm / tile.threads_or_lanes);
   s.rows_in_flight = std::max<i64>(1, std::min<i64>(p.M, blocks_per_sm * d.sm_count / C));
   s.why = fmt::format(
       "{}: cluster_tile, a cluster of {} block(s) per row, each holding {} elements in registers "
@@ -392,16 +392,16 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
     case SoftmaxFamily::warp_rows: {
       // Every tile of the two smallest capacities that hold N (the default first), and the
       // default tile on the other kind of grid.
+      const bool persistent = warp_rows_persistent_default(p.dtype);
       i64 first_cap = 0;
       for (TileShape t : warp_rows_tiles(p.dtype)) {
         const i64 cap = static_cast<i64>(t.threads_or_lanes) * t.vecs * V;
         if (cap < need || (first_cap > 0 && cap > 2 * first_cap)) continue;
         if (first_cap == 0) first_cap = cap;
-        out.push_back(warp_rows_plan(p, t, warp_rows_persistent_default(p.dtype)));
+        out.push_back(warp_rows_plan(p, t, persistent));
       }
       if (out.empty()) break;
       const SoftmaxPlan first = out.front();
-      const bool persistent = warp_rows_persistent_default(p.dtype);
       out.push_back(warp_rows_plan(p, {first.lanes_per_row, first.vecs}, !persistent));
       // Two rows per trip, for the tiles of the smallest capacity that are built for it.
       for (TileShape t : warp_rows_tiles(p.dtype))

@@ -52,6 +52,9 @@ inline constexpr int kVectorBytes = 16;             // one LDG.E.128 / STG.E.128
 inline constexpr int kWarpRowsThreads = 256;        // warp_rows block size (8 warps)
 inline constexpr int kSliceThreads = 512;           // cluster_row and split_row block size
 inline constexpr int kSplitBlocksPerSm = 2;         // split_row: __launch_bounds__(512, 2)
+// The register-tile blocks (block_row, block_hybrid, cluster_tile) keep every thread within 64
+// registers: 1024 threads fill an SM's 64K registers, as one block of 1024 or several smaller.
+inline constexpr int kTileThreadsPerSm = 1024;
 inline constexpr int kPortableClusterSize = 8;      // clusters above this need the opt-in attribute
 inline constexpr int kMaxClusterSize = 16;          // Hopper's non-portable maximum
 inline constexpr std::size_t kSmemReservedPerBlock = 1024;  // sm_90 reserves 1 KB per block
@@ -79,8 +82,9 @@ std::int64_t block_row_max_n(DType t);
 // tuning run, docs/performance.md).
 inline constexpr int kClusterTileDefaultMax = 4;  // fp32 only
 inline constexpr int kClusterRowDefaultMax = 8;
-// The longest row block_hybrid holds on a device with these limits: its tile (32768 elements)
-// plus the slice the block's shared memory holds, less two vectors of room for the window.
+// The longest row block_hybrid holds on a device with these limits: its largest tile (32768
+// elements) plus the slice the block's shared memory holds, less two vectors of room for the
+// window.
 std::int64_t block_hybrid_max_n(DType t, const DeviceLimits& d);
 std::vector<TileShape> block_hybrid_tiles(DType t);
 // The longest row cluster_tile runs by default: 4 tiles of 32768 fp32; 0 for 16-bit rows.

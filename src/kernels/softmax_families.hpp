@@ -4,6 +4,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
 
 #include <cuda_runtime_api.h>
 
@@ -37,6 +40,27 @@ int split_row_blocks_per_sm(const SoftmaxPlan& plan, DType t);
 std::int64_t resident_blocks(const void* kernel, int threads, std::size_t smem);
 
 inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+// The register-tile kernels' minimum blocks per SM in __launch_bounds__: kTileThreadsPerSm
+// threads, so that ptxas keeps each thread within 64 registers.
+template <int kThreads>
+inline constexpr int kTileMinBlocks = kThreads >= kTileThreadsPerSm ? 1 : kTileThreadsPerSm / kThreads;
+
+// The launchers' checks: a grid of `blocks` blocks (`what`: how they are counted) within the
+// 2^31 - 1 a 1-D grid allows; the error for a plan whose tile the family does not instantiate
+// (`lanes_name`: "T" for threads, "G" for warp_rows' lanes).
+inline void check_grid_blocks(std::string_view family, std::string_view what, std::int64_t blocks) {
+  constexpr std::int64_t kMaxGridX = 0x7fffffff;
+  if (blocks > kMaxGridX)
+    throw std::invalid_argument(std::string(family) + ": " + std::string(what) + " = " +
+                                std::to_string(blocks) + " blocks exceed the grid limit of 2^31 - 1");
+}
+inline std::invalid_argument no_tile_error(std::string_view family, std::string_view lanes_name,
+                                           int lanes, int vecs, DType t) {
+  return std::invalid_argument(std::string(family) + ": no instantiated tile " +
+                               std::string(lanes_name) + "=" + std::to_string(lanes) + " K=" +
+                               std::to_string(vecs) + " for " + std::string(to_string(t)));
+}
 
 // A launch of `blocks` blocks of `threads` threads in 1-D clusters of `cluster` blocks (the
 // cluster kernels: cluster_row.cu, cluster_tile.cu). `attr` is the one attribute it points to.

@@ -26,7 +26,9 @@
 // Limits: N <= G * K * V of the largest tile (1024). Rows not 16-byte aligned (odd ld or base) are
 // read and written through their 16-byte windows (row_tile.cuh; the dispatch gives them a tile
 // with room for V - 1 more elements); where x's and y's windows do not line up, or the tile has no
-// such room, the W = 1 path of the same kernel runs: correct, with 4-8x more (scalar) accesses.
+// such room, the kernel's scalar instantiation (W = 1) runs: correct, with 4-8x more accesses.
+// Each access pattern (aligned, windowed, scalar) is its own instantiation, each with launch
+// bounds that keep it at the registers measured best (warp_rows_min_blocks below).
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -87,11 +89,15 @@ __device__ __forceinline__ void warp_rows_body(const T* __restrict__ x, T* __res
 // `__launch_bounds__(256)` alone had given 40 and 58-64 (96% and 98-99%). Other fp32 tiles keep
 // ptxas' choice (74-80 at 8 vectors a lane): a 64-register bound spilled 52-60 bytes there.
 template <class T, int K, int R>
-inline constexpr int kWarpRowsMinBlocks =
-    sizeof(T) == 2 ? 4 : (R == 1 && K == 2 ? 6 : (R == 1 && K == 4 ? 4 : 1));
+constexpr int warp_rows_min_blocks() {
+  if constexpr (sizeof(T) == 2) return 4;  // 64 registers
+  if constexpr (R == 1 && K == 2) return 6;  // 40
+  if constexpr (R == 1 && K == 4) return 4;  // 64
+  return 1;                                  // ptxas' choice
+}
 
 template <class T, int G, int K, int R, Access A>
-__global__ void __launch_bounds__(kWarpRowsThreads, kWarpRowsMinBlocks<T, K, R>)
+__global__ void __launch_bounds__(kWarpRowsThreads, warp_rows_min_blocks<T, K, R>())
     warp_rows_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t M, std::int64_t N,
                      std::int64_t ld_x, std::int64_t ld_y) {
   warp_rows_body<kGroupWidth<T, A>, kWindowed<A>, G, K, R>(x, y, M, N, ld_x, ld_y);
@@ -147,10 +153,7 @@ void launch_warp_rows(const SoftmaxPlan& plan, const Launch& l) {
       }
     });
   });
-  if (!found)
-    throw std::invalid_argument("warp_rows: no instantiated tile G=" +
-                                std::to_string(plan.lanes_per_row) + " K=" +
-                                std::to_string(plan.vecs) + " for " + std::string(to_string(p.dtype)));
+  if (!found) throw no_tile_error("warp_rows", "G", plan.lanes_per_row, plan.vecs, p.dtype);
 }
 
 }  // namespace smr::prod
