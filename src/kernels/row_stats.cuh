@@ -39,7 +39,7 @@ __device__ __forceinline__ RowStats empty_stats() { return RowStats{-INFINITY, 0
 
 // exp(part_max - row_max) against the row's reference point; 0 for a part that saw only -inf.
 __device__ __forceinline__ float rescale(float part_max, float row_reference) {
-  return part_max == -INFINITY ? 0.0f : exp2f(exp_reference(part_max) - row_reference);
+  return part_max == -INFINITY ? 0.0f : exp2_ftz(exp_reference(part_max) - row_reference);
 }
 
 __device__ __forceinline__ RowStats merge(RowStats a, RowStats b) {
@@ -82,7 +82,7 @@ __device__ __forceinline__ RowStats stats_of(const float (&v)[n]) {
   const float reference = exp_reference(m);
   float s = 0.0f;
 #pragma unroll
-  for (int i = 0; i < n; ++i) s += exp_shifted(v[i], reference);
+  for (int i = 0; i < n; ++i) s += exp_shifted_ftz(v[i], reference);
   return RowStats{m, s};
 }
 
@@ -95,7 +95,7 @@ __device__ __forceinline__ RowScale row_scale(RowStats s) {
   return RowScale{exp_reference(s.max), 1.0f / s.sum};
 }
 __device__ __forceinline__ float softmax_value(float x, RowScale r) {
-  return exp_shifted(x, r.reference) * r.inv_sum;
+  return exp_shifted_ftz(x, r.reference) * r.inv_sum;
 }
 
 }  // namespace smr::prod

@@ -126,7 +126,7 @@ __device__ __forceinline__ RowStats tile_stats(RowTile<T, K>& t) {
   float s = 0.0f;
 #pragma unroll
   for (int i = 0; i < n; ++i) {
-    const float e = exp_shifted(t.at(i), reference);
+    const float e = exp_shifted_ftz(t.at(i), reference);
     t.at(i) = e;
     s += e;
   }
