@@ -42,7 +42,8 @@ def short(plan):
         return "-"
     for marker, form, patterns in SIMPLE:
         if marker in plan:
-            return form.format(*(field(plan, p) for p in patterns))
+            out = form.format(*(field(plan, p) for p in patterns))
+            return out + (" (cp.async)" if "copied by the threads" in plan else "")
     if ": warp_rows," in plan:
         lanes, vecs = field(plan, r"(\d+) lane\(s\) per row"), field(plan, r"per row x (\d+) 16-byte")
         trip, per_block = field(plan, r"(\d+) rows per warp per trip"), field(plan, r"one block per (\d+) rows")
@@ -50,8 +51,11 @@ def short(plan):
         two = lanes != "?" and trip != "?" and int(trip) == 2 * (32 // int(lanes))
         return f"warp_rows G={lanes} K={vecs}, {grid}" + (", 2 rows per lane group per trip" if two else "")
     if ": split_row," in plan:
-        blocks, rows = field(plan, r"over (\d+) blocks"), field(plan, r"\((\d+) row\(s\) at a time\)")
+        blocks, rows = field(plan, r"over (\d+) blocks"), field(plan, r"(\d+) row\(s\) at a time\)")
         out = f"split_row S={blocks}, R={rows}"
+        per_sm = field(plan, r"\((\d+) per SM;")
+        if per_sm != "?":
+            out += f", {per_sm} block(s) per SM"
         if "read twice" in plan:
             out += ", part read twice"
         if "prefetched into L2" in plan:

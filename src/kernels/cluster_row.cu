@@ -48,7 +48,7 @@ template <class T, bool kWindowed>
 __global__ void __launch_bounds__(kSliceThreads, 3)
     cluster_row_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t N,
                        std::int64_t ld_x, std::int64_t ld_y, std::int64_t slice, bool x_tma,
-                       bool y_vec) {
+                       bool y_vec, bool thread_copy) {
   static_assert(kSliceThreads % kWarpSize == 0);
   extern __shared__ __align__(kVecBytes) unsigned char slice_smem[];
 #pragma nv_diag_suppress static_var_with_dynamic_init
@@ -64,7 +64,7 @@ __global__ void __launch_bounds__(kSliceThreads, 3)
   T* s = reinterpret_cast<T*>(slice_smem);
 
   init_slice_barriers(bars);
-  SliceBarriers sb{bars};
+  SliceBarriers sb{bars, false, thread_copy};
   const T* src = x + row * ld_x + begin;
   const SliceWindow w = slice_window<kWindowed>(src, n, x_tma);
   const std::int64_t per = chunk_vecs(w.vhi);
@@ -133,7 +133,7 @@ void launch_cluster_row(const SoftmaxPlan& plan, const Launch& l) {
                        plan.smem_bytes;
     const bool y_vec = x_tma && same_vector_offsets(l.x, p.ld_x, l.y, p.ld_y, sizeof(T));
     CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, static_cast<const T*>(l.x), static_cast<T*>(l.y),
-                                  p.N, p.ld_x, p.ld_y, plan.slice, x_tma, y_vec));
+                                  p.N, p.ld_x, p.ld_y, plan.slice, x_tma, y_vec, plan.thread_copy));
     CUDA_CHECK_LAUNCH();
   });
 }

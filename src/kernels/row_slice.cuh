@@ -44,8 +44,9 @@ using BlockBarrier = cuda::barrier<cuda::thread_scope_block>;
 // then 1, 0, ...: each slice is one phase of every chunk's barrier). Waiting on a phase's parity
 // instead of an arrival token keeps no token in registers between a copy's issue and its wait.
 struct SliceBarriers {
-  BlockBarrier* bars;   // kSliceChunks barriers in shared memory
-  bool parity = false;  // of the phase the next slice_stats waits for
+  BlockBarrier* bars;         // kSliceChunks barriers in shared memory
+  bool parity = false;        // of the phase the next slice_stats waits for
+  bool thread_copy = false;   // the threads copy the vectors (cp.async), not the copy engine (TMA)
 };
 
 // Once per block, before any copy: every thread of the block arrives on every chunk's barrier.
@@ -114,14 +115,37 @@ __device__ __forceinline__ std::int64_t chunk_vecs(std::int64_t vecs) {
   return (vecs + kSliceChunks - 1) / kSliceChunks;
 }
 
-// Thread 0 hands window vectors r of `window` to the copy engine (into the same place of s) and
-// arrives on the chunk's barrier expecting those bytes; every other thread just arrives. Every
-// thread of the block must call it, once per chunk per slice. Thread 0's proxy fence orders the
-// block's earlier reads of these bytes (a previous slice, after a __syncthreads) before the copy
-// engine's writes.
+// One 16-byte cp.async (LDGSTS): global to shared memory without a register, L2 only (.cg).
+__device__ __forceinline__ void cp_async_16(void* smem, const void* gmem) {
+  const auto dst = static_cast<std::uint32_t>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(gmem) : "memory");
+}
+// This thread's arrival on `bar`, made when all its earlier cp.async copies have landed (.noinc:
+// it is the thread's one arrival of the phase, counted in the barrier's blockDim.x).
+__device__ __forceinline__ void cp_async_arrive(BlockBarrier& bar) {
+  const auto b = static_cast<std::uint32_t>(
+      __cvta_generic_to_shared(cuda::device::barrier_native_handle(bar)));
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(b) : "memory");
+}
+
+// Window vectors r of `window` into the same place of s, completing on `bar`. By the copy engine
+// (thread 0 issues one bulk copy and arrives expecting its bytes; every other thread just
+// arrives) or, when sb.thread_copy, by the threads (each cp.asyncs every blockDim.x-th vector and
+// arrives when they have landed). Every thread of the block must call it, once per chunk per
+// slice. Thread 0's proxy fence orders the block's earlier reads of these bytes (a previous
+// slice, after a __syncthreads) before the copy engine's writes; the threads' copies are ordered
+// after them by that __syncthreads itself.
 template <class T>
-__device__ __forceinline__ void issue_chunk_copy(T* s, const T* window, VecRange r, BlockBarrier& bar) {
+__device__ __forceinline__ void issue_chunk_copy(T* s, const T* window, VecRange r,
+                                                 const SliceBarriers& sb, int c) {
   constexpr int V = Vec<T>::kElems;
+  BlockBarrier& bar = sb.bars[c];
+  if (sb.thread_copy) {
+    for (std::int64_t i = r.begin + threadIdx.x; i < r.end; i += blockDim.x)
+      cp_async_16(s + i * V, window + i * V);
+    cp_async_arrive(bar);
+    return;
+  }
   const auto bytes = static_cast<std::uint32_t>((r.end - r.begin) * kVecBytes);
   if (threadIdx.x == 0 && bytes > 0) {
     cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
@@ -150,22 +174,36 @@ template <class T>
 __device__ __forceinline__ void issue_slice_copy(T* s, const T* window, const SliceWindow& w,
                                                  std::int64_t per, SliceBarriers& sb) {
 #pragma unroll
-  for (int c = 0; c < kSliceChunks; ++c)
-    issue_chunk_copy(s, window, chunk_range(c, w, per), sb.bars[c]);
+  for (int c = 0; c < kSliceChunks; ++c) issue_chunk_copy(s, window, chunk_range(c, w, per), sb, c);
   copy_slice_rest(s, window, w);
 }
 
-// (max, sum) of this thread's vectors [begin, end) of a shared-memory slice (stride: the block).
+// Vectors a thread merges into its (max, sum) at once in smem_vec_stats: one merge (a compare,
+// a rescaling exponential) per kStatsGroup x V elements instead of per vector.
+inline constexpr int kStatsGroup = 2;
+
+// (max, sum) of this thread's vectors [begin, end) of a shared-memory slice (stride: the block),
+// kStatsGroup of them per step (a vector past `end` counts as -inf: exp gives 0).
 template <class T>
 __device__ __forceinline__ RowStats smem_vec_stats(const T* s, std::int64_t begin, std::int64_t end,
                                                    RowStats st) {
   constexpr int V = Vec<T>::kElems;
   const Vec<T>* sv = reinterpret_cast<const Vec<T>*>(s);
-  for (std::int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
-    const Vec<T> v = sv[i];
-    float f[V];
+  const std::int64_t stride = blockDim.x;
+  for (std::int64_t i = begin + threadIdx.x; i < end; i += kStatsGroup * stride) {
+    float f[kStatsGroup * V];
 #pragma unroll
-    for (int e = 0; e < V; ++e) f[e] = to_float(v.e[e]);
+    for (int g = 0; g < kStatsGroup; ++g) {
+      const std::int64_t q = i + g * stride;
+      if (q < end) {
+        const Vec<T> v = sv[q];
+#pragma unroll
+        for (int e = 0; e < V; ++e) f[g * V + e] = to_float(v.e[e]);
+      } else {
+#pragma unroll
+        for (int e = 0; e < V; ++e) f[g * V + e] = -INFINITY;
+      }
+    }
     st = merge(st, stats_of(f));
   }
   return st;

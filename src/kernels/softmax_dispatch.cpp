@@ -211,11 +211,15 @@ SoftmaxPlan cluster_plan(const Problem& p, const DeviceLimits& d, int C) {
   const std::size_t per_block = smem + kSliceStaticSmem + kSmemReservedPerBlock;
   const i64 blocks_per_sm = std::max<i64>(1, static_cast<i64>(smem_per_sm(d) / per_block));
   s.rows_in_flight = std::max<i64>(1, std::min<i64>(p.M, blocks_per_sm * d.sm_count / C));
+  // Who copies the slice in: the threads (cp.async) for clusters of 8, the copy engine otherwise
+  // (the H200's tuning runs, session 6: cp.async 1.02-1.08x TMA at C = 8 in fp32 and at bf16 N =
+  // 262144, mixed at C = 1, 2, 16).
+  s.thread_copy = C == 8;
   s.why = fmt::format(
       "{}: cluster_row, a cluster of {} block(s) per row, {} elements ({}) per block held in "
-      "shared memory (TMA bulk copy), (max, sum) exchanged through distributed shared memory; "
-      "x read once",
-      shape_words(p), C, slice, kib(static_cast<double>(slice_bytes)));
+      "shared memory ({}), (max, sum) exchanged through distributed shared memory; x read once",
+      shape_words(p), C, slice, kib(static_cast<double>(slice_bytes)),
+      s.thread_copy ? "copied by the threads, cp.async" : "TMA bulk copy");
   return s;
 }
 
@@ -250,15 +254,18 @@ bool split_prefetch_default(const Problem& p, const DeviceLimits& d, i64 rows_in
 
 enum class Prefetch { by_rule, on, off };
 
-SoftmaxPlan split_plan(const Problem& p, const DeviceLimits& d, Prefetch prefetch) {
+// blocks_per_sm: the grid's blocks on every SM (kSplitBlocksPerSm; 1 gives each block twice the
+// shared memory, so half the items per row).
+SoftmaxPlan split_plan(const Problem& p, const DeviceLimits& d, Prefetch prefetch,
+                       int blocks_per_sm = kSplitBlocksPerSm) {
   SoftmaxPlan s;
   s.family = SoftmaxFamily::split_row;
   s.threads = kSliceThreads;
   const i64 b = dtype_bytes(p.dtype);
   const i64 V = vec_elems(p.dtype);
-  const i64 grid_max = static_cast<i64>(d.sm_count) * kSplitBlocksPerSm;
-  // Shared memory per block with kSplitBlocksPerSm blocks on every SM.
-  const std::size_t per_sm = smem_per_sm(d) / kSplitBlocksPerSm;
+  const i64 grid_max = static_cast<i64>(d.sm_count) * blocks_per_sm;
+  // Shared memory per block with blocks_per_sm blocks on every SM.
+  const std::size_t per_sm = smem_per_sm(d) / static_cast<std::size_t>(blocks_per_sm);
   const std::size_t usable =
       std::min(per_sm > kSmemReservedPerBlock + kSliceStaticSmem
                    ? per_sm - kSmemReservedPerBlock - kSliceStaticSmem
@@ -296,10 +303,10 @@ SoftmaxPlan split_plan(const Problem& p, const DeviceLimits& d, Prefetch prefetc
   const double reread = on_chip ? 0.0 : 1.0 - static_cast<double>(S * s.resident) /
                                                   static_cast<double>(p.N);
   s.why = fmt::format(
-      "{}: split_row, each row over {} blocks of a co-resident grid of {} ({} row(s) at a time), "
+      "{}: split_row, each row over {} blocks of a co-resident grid of {} ({} per SM; {} row(s) at a time), "
       "{} elements per block{}; (max, sum) partials through global memory{}; each block copies "
       "its next slice in chunk by chunk as it writes this one",
-      shape_words(p), S, s.grid, R, slice,
+      shape_words(p), S, s.grid, blocks_per_sm, R, slice,
       on_chip ? fmt::format(" held in shared memory ({}): x read once",
                             kib(static_cast<double>(s.smem_bytes)))
               : fmt::format(", the first {} ({}) held in shared memory, the rest ({:.0f}% of the "
@@ -309,11 +316,40 @@ SoftmaxPlan split_plan(const Problem& p, const DeviceLimits& d, Prefetch prefetc
   return s;
 }
 
+// The default split_row plan: fp32 rows that fit on chip on one block per SM (slices twice as long
+// as two blocks' would be: 1.02-1.05x two blocks per SM at N = 2^18 ... 2^22 and 1000003 in the
+// H200's tuning runs, session 6), everything else on two.
+SoftmaxPlan split_default(const Problem& p, const DeviceLimits& d) {
+  if (p.dtype == DType::f32) {
+    SoftmaxPlan one = split_plan(p, d, Prefetch::by_rule, 1);
+    if (one.resident == one.slice) return one;
+  }
+  return split_plan(p, d, Prefetch::by_rule);
+}
+
 bool same_plan(const SoftmaxPlan& a, const SoftmaxPlan& b) {
   return a.family == b.family && a.threads == b.threads && a.lanes_per_row == b.lanes_per_row &&
          a.vecs == b.vecs && a.rows_per_trip == b.rows_per_trip && a.cluster == b.cluster &&
          a.slices == b.slices && a.slice == b.slice &&
-         a.resident == b.resident && a.grid == b.grid && a.prefetch == b.prefetch;
+         a.resident == b.resident && a.grid == b.grid && a.prefetch == b.prefetch &&
+         a.thread_copy == b.thread_copy && a.tagged_partials == b.tagged_partials;
+}
+
+// The same split_row plan with its partials counted in (a release fetch_add per slice, an acquire
+// spin on the row's counter) instead of tagged: a candidate for the tuning run.
+SoftmaxPlan by_counter(SoftmaxPlan s) {
+  s.tagged_partials = false;
+  s.why += "; partials counted in (release/acquire), not tagged";
+  return s;
+}
+
+// The same cluster_row plan with its slice copied in the other way (threads / copy engine): a
+// candidate for the tuning run.
+SoftmaxPlan other_copy(SoftmaxPlan s) {
+  s.thread_copy = !s.thread_copy;
+  s.why += s.thread_copy ? "; the slice copied by the threads (cp.async), not TMA"
+                         : "; the slice copied by TMA, not the threads";
+  return s;
 }
 
 }  // namespace
@@ -360,8 +396,9 @@ std::int64_t block_hybrid_max_n(DType t, const DeviceLimits& d) {
 
 std::int64_t cluster_tile_max_n(DType t) {
   if (t != DType::f32) return 0;
-  const TileShape big = cluster_tile_tiles(t).front();
-  return static_cast<i64>(kClusterTileDefaultMax) * big.threads_or_lanes * big.vecs * vec_elems(t);
+  const TileShape narrow = cluster_tile_tiles(t).back();  // the tile of the larger clusters
+  return static_cast<i64>(kClusterTileDefaultMax) * narrow.threads_or_lanes * narrow.vecs *
+         vec_elems(t);
 }
 
 std::int64_t cluster_row_max_n(DType t) {
@@ -431,13 +468,19 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
       for (int C = 1; C <= max_cluster; C *= 2) {
         SoftmaxPlan s = cluster_plan(p, d, C);
         // Slices under 4 KB leave a block too little to load to be worth a cluster.
-        if (s.cluster > 0 && (s.slice * b >= 4096 || C == 1)) out.push_back(s);
+        if (s.cluster > 0 && (s.slice * b >= 4096 || C == 1)) {
+          out.push_back(s);
+          out.push_back(other_copy(s));
+        }
       }
       break;
     case SoftmaxFamily::split_row:
       if (p.N >= 2 * kMinSplitSlice) {
         out.push_back(split_plan(p, d, Prefetch::by_rule));
         out.push_back(split_plan(p, d, out.back().prefetch ? Prefetch::off : Prefetch::on));
+        out.push_back(by_counter(out.front()));
+        // One block per SM: slices twice as long.
+        out.push_back(split_plan(p, d, Prefetch::by_rule, 1));
       }
       break;
   }
@@ -484,11 +527,14 @@ SoftmaxPlan plan_softmax(const Problem& p, const DeviceLimits& d, int max_cluste
     }
   }
 
-  // Then a cluster of register tiles while 4 of them hold the row (fp32); it needs at least a
-  // full wave of blocks (M x C >= SMs), else the rows are split over the whole card.
+  // Then a cluster of register tiles (fp32): two of 1024 threads while they hold the row, else up
+  // to 8 of 512 threads; it needs at least a full wave of blocks (M x C >= SMs), else the rows
+  // are split over the whole card.
   if (max_cluster > 1 && p.N <= cluster_tile_max_n(p.dtype)) {
-    SoftmaxPlan t = cluster_tile_plan(p, d, cluster_tile_tiles(p.dtype).front(),
-                                      std::min(max_cluster, kClusterTileDefaultMax));
+    const std::vector<TileShape> tiles = cluster_tile_tiles(p.dtype);
+    SoftmaxPlan t = cluster_tile_plan(p, d, tiles.front(), std::min(max_cluster, kClusterTileWideMax));
+    if (t.cluster == 0)
+      t = cluster_tile_plan(p, d, tiles.back(), std::min(max_cluster, kClusterTileDefaultMax));
     if (t.cluster > 1 && p.M * t.cluster >= d.sm_count) return t;
   }
 
@@ -498,7 +544,7 @@ SoftmaxPlan plan_softmax(const Problem& p, const DeviceLimits& d, int max_cluste
   if (c.cluster == 0) c = smallest_cluster(p, d, row_max, kClusterSliceMax);
   if (c.cluster > 0 && p.M * c.cluster >= d.sm_count) return c;
 
-  SoftmaxPlan s = split_plan(p, d, Prefetch::by_rule);
+  SoftmaxPlan s = split_default(p, d);
   if (c.cluster > 0)
     s.why += fmt::format(" (a cluster of {} would give only {} blocks for {} SMs)", c.cluster,
                          p.M * c.cluster, d.sm_count);
@@ -537,11 +583,12 @@ std::string summary(const SoftmaxPlan& s) {
       return fmt::format("cluster_tile C={} T={} K={} slice={}", s.cluster, s.threads, s.vecs,
                          s.slice);
     case SoftmaxFamily::cluster_row:
-      return fmt::format("cluster_row C={} slice={} smem={}", s.cluster, s.slice, s.smem_bytes);
+      return fmt::format("cluster_row C={} slice={} smem={}{}", s.cluster, s.slice, s.smem_bytes,
+                         s.thread_copy ? " ldgsts" : "");
     case SoftmaxFamily::split_row:
-      return fmt::format("split_row S={} slice={} resident={} R={} grid={} smem={}{}", s.slices,
+      return fmt::format("split_row S={} slice={} resident={} R={} grid={} smem={}{}{}", s.slices,
                          s.slice, s.resident, s.rows_in_flight, s.grid, s.smem_bytes,
-                         s.prefetch ? " prefetch" : "");
+                         s.prefetch ? " prefetch" : "", s.tagged_partials ? "" : " counted");
   }
   return "?";
 }

@@ -79,15 +79,18 @@ std::int64_t block_row_max_n(DType t);
 // The largest clusters the dispatch picks by default (the tuning test times the others: on the
 // H200, fp32, 16-block cluster_tile rows and 16-block cluster_row rows were slower than split_row;
 // 16-bit cluster_tile rows ran 0.87-0.90x cluster_row's at N = 65536 and 131072: session 3's
-// tuning run, docs/performance.md).
-inline constexpr int kClusterTileDefaultMax = 4;  // fp32 only
+// tuning run, docs/performance.md). cluster_tile: two of its largest fp32 tile (1024 threads),
+// else up to 8 of the next (512 threads; at N = 131072 1.014-1.025x four of 1024 threads in three
+// tuning runs, sessions 5-6).
+inline constexpr int kClusterTileWideMax = 2;     // fp32 only
+inline constexpr int kClusterTileDefaultMax = 8;  // fp32 only
 inline constexpr int kClusterRowDefaultMax = 8;
 // The longest row block_hybrid holds on a device with these limits: its largest tile (32768
 // elements) plus the slice the block's shared memory holds, less two vectors of room for the
 // window.
 std::int64_t block_hybrid_max_n(DType t, const DeviceLimits& d);
 std::vector<TileShape> block_hybrid_tiles(DType t);
-// The longest row cluster_tile runs by default: 4 tiles of 32768 fp32; 0 for 16-bit rows.
+// The longest row cluster_tile runs by default: 8 tiles of 16384 fp32; 0 for 16-bit rows.
 std::int64_t cluster_tile_max_n(DType t);
 // The longest row cluster_row runs by default: 8 slices of kClusterSliceMax.
 std::int64_t cluster_row_max_n(DType t);
@@ -117,6 +120,9 @@ struct SoftmaxPlan {
   std::size_t smem_bytes = 0;   // dynamic shared memory per block
   std::int64_t grid = 0;        // blocks; 0: the launcher sizes a persistent grid to the card
   bool prefetch = true;         // split_row: prefetch the next slice into L2 while waiting
+  bool tagged_partials = true;  // split_row: each partial its own flag (no counter, no fence)
+  bool thread_copy = false;     // cluster_row: the threads copy the slice into shared memory
+                                // (cp.async), not the copy engine (TMA)
   std::size_t workspace_bytes = 0;  // split_row: partials + arrival counters
   TrafficModel traffic = TrafficModel::fused;
   std::string why;              // the choice in words, for docs, logs and results' `extra`

@@ -142,6 +142,34 @@ __device__ __forceinline__ void stream_write(const T* window, T* y_window, std::
   }
 }
 
+// A partial published as its own flag (SoftmaxPlan::tagged_partials): the (max, sum) pair as one
+// 64-bit word, stored and loaded relaxed at device scope -- no fence, no counter. The workspace's
+// slots are filled with kUnpublishedByte before each launch, so that an unpublished slot's sum
+// reads kUnpublished (-1.498...), a value no sum of exponentials takes (they are >= +0 or NaN,
+// and the GPU's NaN is 0x7fffffff).
+inline constexpr unsigned char kUnpublishedByte = 0xBF;
+inline constexpr std::uint32_t kUnpublished = 0xBFBFBFBFu;
+
+__device__ __forceinline__ void publish_partial(float2* slot, RowStats st) {
+  const unsigned long long bits =
+      (static_cast<unsigned long long>(__float_as_uint(st.sum)) << 32) | __float_as_uint(st.max);
+  cuda::atomic_ref<unsigned long long, cuda::thread_scope_device> word(
+      *reinterpret_cast<unsigned long long*>(slot));
+  word.store(bits, cuda::memory_order_relaxed);
+}
+
+__device__ __forceinline__ RowStats await_partial(float2* slot) {
+  cuda::atomic_ref<unsigned long long, cuda::thread_scope_device> word(
+      *reinterpret_cast<unsigned long long*>(slot));
+  unsigned long long bits = word.load(cuda::memory_order_relaxed);
+  while (static_cast<std::uint32_t>(bits >> 32) == kUnpublished) {
+    __nanosleep(32);
+    bits = word.load(cuda::memory_order_relaxed);
+  }
+  return RowStats{__uint_as_float(static_cast<std::uint32_t>(bits)),
+                  __uint_as_float(static_cast<std::uint32_t>(bits >> 32))};
+}
+
 // Brings bytes [src, src + bytes) towards L2 without waiting (one bulk prefetch instruction;
 // 16-byte aligned source and size).
 __device__ __forceinline__ void prefetch_l2(const void* src, std::uint32_t bytes) {
@@ -155,7 +183,8 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
     split_row_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t M, std::int64_t N,
                      std::int64_t ld_x, std::int64_t ld_y, int S, std::int64_t slice,
                      std::int64_t resident, bool x_tma, bool y_vec, bool prefetch,
-                     float2* __restrict__ partials, unsigned* __restrict__ arrived) {
+                     bool tagged, float2* __restrict__ partials,
+                     unsigned* __restrict__ arrived) {
   constexpr int V = Vec<T>::kElems;
   extern __shared__ __align__(kVecBytes) unsigned char slice_smem[];
 #pragma nv_diag_suppress static_var_with_dynamic_init
@@ -190,7 +219,7 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
     const SliceWindow w = slice_window<kWindowed>(first.src, first.res, x_tma);
 #pragma unroll
     for (int c = 0; c < kSliceChunks; ++c)
-      issue_chunk_copy(s, first.src - w.lo, chunk_range(c, w, chunk_vecs(resident / V)), bars[c]);
+      issue_chunk_copy(s, first.src - w.lo, chunk_range(c, w, chunk_vecs(resident / V)), sb, c);
   }
 
   for (std::int64_t item = blockIdx.x; item < items; item += gridDim.x) {
@@ -213,18 +242,23 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
     const std::int64_t next = item + gridDim.x;
     const bool has_next = next < items;
     if (threadIdx.x == 0) {
-      partials[it.row * S + it.part] = make_float2(st.max, st.sum);
       cuda::atomic_ref<unsigned, cuda::thread_scope_device> count(arrived[it.row]);
-      count.fetch_add(1u, cuda::memory_order_release);
+      if (tagged) {
+        publish_partial(partials + it.row * S + it.part, st);
+      } else {
+        partials[it.row * S + it.part] = make_float2(st.max, st.sum);
+        count.fetch_add(1u, cuda::memory_order_release);
+      }
       if (prefetch && x_tma && has_next) {
         const Item nx = item_at(next);
         const SliceWindow nw = slice_window<kWindowed>(nx.src, nx.res, x_tma);
         const auto bytes = static_cast<std::uint32_t>((nw.vhi - nw.vlo) * kVecBytes);
         if (bytes > 0) prefetch_l2(nx.src - nw.lo + nw.vlo * V, bytes);
       }
-      while (count.load(cuda::memory_order_acquire) < static_cast<unsigned>(S)) __nanosleep(64);
+      if (!tagged)
+        while (count.load(cuda::memory_order_acquire) < static_cast<unsigned>(S)) __nanosleep(64);
     }
-    __syncthreads();
+    if (!tagged) __syncthreads();
 
     // 3. The block merges the S partials: thread i loads partial i (S <= the grid's 2 blocks per
     //    SM, at most 264 on the H200, fewer than the block's 512 threads: one L2 round trip, where
@@ -234,8 +268,12 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
     //    cached a neighbouring row's partials).
     RowStats row_stats = empty_stats();
     for (int i = static_cast<int>(threadIdx.x); i < S; i += kSliceThreads) {
-      const float2 pr = __ldcg(partials + it.row * S + i);
-      row_stats = merge(row_stats, RowStats{pr.x, pr.y});
+      if (tagged) {
+        row_stats = merge(row_stats, await_partial(partials + it.row * S + i));
+      } else {
+        const float2 pr = __ldcg(partials + it.row * S + i);
+        row_stats = merge(row_stats, RowStats{pr.x, pr.y});
+      }
     }
     row_stats = block_allreduce<kSliceThreads>(row_stats, MergeOp{});
     const RowScale scale = row_scale(row_stats);
@@ -261,7 +299,7 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
       const VecRange r = chunk_range(c, w.vlo, w.vhi, per);
       write_slice_vecs(s, y_window, r.begin, r.end, y_vec, scale);
       __syncthreads();  // every read of chunk c is done
-      if (has_next) issue_chunk_copy(s, next_window, chunk_range(c, nw, per), bars[c]);
+      if (has_next) issue_chunk_copy(s, next_window, chunk_range(c, nw, per), sb, c);
     }
   }
 }
@@ -339,7 +377,11 @@ void launch_split_row(const SoftmaxPlan& plan, const Launch& l) {
                                   " blocks exceeds the " + std::to_string(resident_max) +
                                   " this device holds at once with " +
                                   std::to_string(plan.smem_bytes) + " bytes of shared memory");
-    CUDA_CHECK(cudaMemsetAsync(arrived, 0, static_cast<std::size_t>(p.M) * 4, l.stream));
+    if (plan.tagged_partials)
+      CUDA_CHECK(cudaMemsetAsync(partials, kUnpublishedByte,
+                                 static_cast<std::size_t>(p.M * plan.slices) * 8, l.stream));
+    else
+      CUDA_CHECK(cudaMemsetAsync(arrived, 0, static_cast<std::size_t>(p.M) * 4, l.stream));
 
     cudaLaunchConfig_t cfg{};
     cfg.gridDim = dim3(static_cast<unsigned>(plan.grid));
@@ -359,7 +401,8 @@ void launch_split_row(const SoftmaxPlan& plan, const Launch& l) {
     const bool y_vec = x_tma && same_vector_offsets(l.x, p.ld_x, l.y, p.ld_y, sizeof(T));
     CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, static_cast<const T*>(l.x), static_cast<T*>(l.y),
                                   p.M, p.N, p.ld_x, p.ld_y, plan.slices, plan.slice, plan.resident,
-                                  x_tma, y_vec, plan.prefetch, partials, arrived));
+                                  x_tma, y_vec, plan.prefetch, plan.tagged_partials,
+                                  partials, arrived));
     CUDA_CHECK_LAUNCH();
   });
 }
