@@ -316,14 +316,13 @@ SoftmaxPlan split_plan(const Problem& p, const DeviceLimits& d, Prefetch prefetc
   return s;
 }
 
-// The default split_row plan: fp32 rows that fit on chip on one block per SM (slices twice as long
-// as two blocks' would be: 1.02-1.05x two blocks per SM at N = 2^18 ... 2^22 and 1000003 in the
-// H200's tuning runs, session 6), everything else on two.
+// The default split_row plan: rows that fit on chip on one block per SM (slices twice as long as
+// two blocks' would be; the H200's tuning runs, session 6, on one MUFU.EX2 per exponential: fp32
+// 1.02-1.04x two blocks per SM at N = 2^18 ... 2^22, bf16 1.05-1.07x at 2^19 ... 2^22), rows read
+// twice on two (there one block per SM keeps a smaller share of the row: 0.82-0.88x).
 SoftmaxPlan split_default(const Problem& p, const DeviceLimits& d) {
-  if (p.dtype == DType::f32) {
-    SoftmaxPlan one = split_plan(p, d, Prefetch::by_rule, 1);
-    if (one.resident == one.slice) return one;
-  }
+  SoftmaxPlan one = split_plan(p, d, Prefetch::by_rule, 1);
+  if (one.resident == one.slice) return one;
   return split_plan(p, d, Prefetch::by_rule);
 }
 
