@@ -7,7 +7,10 @@
 // that landed); every thread then waits for chunk 0, works on it while chunks 1.. are still in
 // flight, waits for chunk 1, and so on. One instruction moves up to a quarter of the slice: the
 // bytes in flight do not depend on how many loads the threads can issue, and no register holds
-// them. The copy engine takes 16-byte aligned vectors only, so shared memory holds the slice's
+// them. (cluster_row may instead have every thread cp.async its share of each chunk, 16 bytes at a
+// time, and arrive on the chunk's barrier when its copies land: SliceBarriers::thread_copy, the
+// dispatch's choice for clusters of 8.) The copy engine takes 16-byte aligned vectors only, so
+// shared memory holds the slice's
 // window (storage.cuh): src[0, n) at s[lo, lo + n), lo = row_head(src) elements, the window's
 // whole vectors by TMA and its partial first and last vectors (the "edges", fewer than V elements
 // each) by the threads, element by element; a row that is not 16-byte aligned (ld = 50257) costs

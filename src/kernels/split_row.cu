@@ -4,31 +4,35 @@
 // What changes from cluster_row: the blocks sharing a row are not a cluster (a cluster has at
 // most 16 blocks, ~3.6 MB of shared memory: no cluster holds a 16 MB row of 2^22 fp32; and
 // M = 4 rows of 65536 as clusters of 4 would keep 16 of 132 SMs busy). They exchange their partials
-// through global memory instead: a persistent grid of G = R x S blocks (2 per SM, launched
-// cooperatively, so that all of them are resident and may wait for each other) works on R rows
+// through global memory instead: a persistent grid of G = R x S blocks (1 or 2 per SM, the plan
+// says; launched cooperatively, so that all of them are resident and may wait for each other) works on R rows
 // at a time; block b always takes slice b % S of rows b / S, b / S + R, ... For each (row, slice):
 //   1. wait for the slice's resident part in shared memory (TMA bulk copies of its 16-byte window,
 //      row_slice.cuh, in 4 chunks: issued at the start for the first slice, while the one before
 //      is written for the others) and compute its (max, sum); the part that does not fit (only
 //      when a row is longer than the card's shared memory can hold) is streamed from global
 //      memory for the statistics;
-//   2. thread 0 stores the partial, adds 1 to the row's arrival counter (release), prefetches its
-//      next slice into L2 when the plan says so (cp.async.bulk.prefetch; the dispatch asks for it
-//      while a wave of rows fills at most 41% of L2) and waits until the counter reaches S
-//      (acquire);
+//   2. thread 0 publishes the partial and prefetches its next slice into L2 when the plan says so
+//      (cp.async.bulk.prefetch; the dispatch asks for it while a wave of rows fills at most 41% of
+//      L2). Published as a tagged 64-bit word (the default): thread i of every block of the row
+//      then waits for slot i itself, no fence, no counter. Counted (the plan's other exchange,
+//      timed beside it): thread 0 stores the pair, adds 1 to the row's arrival counter (release)
+//      and waits until it reaches S (acquire), then the threads read the slots;
 //   3. the block merges the S partials (one per thread, then one block reduction: the same tree
 //      everywhere, so every block gets the same statistics) and writes its slice: the streamed
 //      part first, re-read in reverse order (its most recently read lines are the likeliest to
 //      still be in L2), then the resident part from shared memory, chunk by chunk, the block's
 //      next slice copied into each chunk as soon as it is written.
-// The arrival counters are zeroed by a cudaMemsetAsync before each launch.
+// A cudaMemsetAsync before each launch fills the partial slots with the unpublished tag (or zeroes
+// the arrival counters, counted).
 //
 // Why it cannot deadlock: every block is resident (cooperative launch: the launch fails rather
 // than leaves blocks unscheduled), blocks take their items in increasing order, and the lowest
 // row not yet complete has all its slices' blocks either at it or done with everything before it.
 //
 // Cost per element. Rows that fit on chip in the rows-in-flight budget (the dispatch sizes R
-// and S so that R rows' slices fit in 2 x SMs x ~112 KB): one read, one write (TrafficModel::fused).
+// and S so that R rows' slices fit in the grid's shared memory, ~29 MB on the H200): one read,
+// one write (TrafficModel::fused).
 // Longer rows: the resident fraction f = S x resident / N is read once, the rest twice, the
 // second time partly from L2: between 8 and 12 bytes per fp32 element (TrafficModel::two_read,
 // whose 12 is the floor for a design that cannot keep the row).

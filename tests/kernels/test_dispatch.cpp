@@ -230,7 +230,8 @@ TEST_CASE("dispatch: each family takes the rows it is built for, edge N - 1 / N 
     const SoftmaxPlan few = plan_softmax(dense(kH200.sm_count - 1, block_max + 1, t), kH200);
     CHECK(few.family != SoftmaxFamily::block_hybrid);
     if (t == DType::f32) {
-      // fp32: register tiles across a cluster (up to 4 x 32768), then shared-memory slices.
+      // fp32: register tiles across a cluster (2 x 32768, then up to 8 x 16384), then
+      // shared-memory slices.
       CHECK(few.family == SoftmaxFamily::cluster_tile);
       CHECK(few.cluster == 2);
       // Past block_hybrid: two blocks of a cluster with half the row each in shared memory while
@@ -316,8 +317,8 @@ TEST_CASE("dispatch: register tiles are the smallest that hold the row", "[dispa
 
 TEST_CASE("dispatch: cluster tiles are the fewest that hold the row", "[dispatch]") {
   const std::int64_t M = 4096;
-  // fp32 tiles of 32768: 128 KB rows -> 1 block (block_row), 256 KB -> 2, 1 MB -> 8, 2 MB -> 16,
-  // on fewer rows than SMs (else block_hybrid takes them up to ~90K).
+  // fp32 tiles of 32768: 128 KB rows -> 1 block (block_row), 256 KB -> 2, then tiles of 16384 up
+  // to 8 (512 KB), on fewer rows than SMs (else block_hybrid takes them up to ~90K).
   const std::int64_t few = 100;
   CHECK(plan_softmax(dense(M, 32768, DType::f32), kH200).family == SoftmaxFamily::block_row);
   CHECK(plan_softmax(dense(few, 32769, DType::f32), kH200).cluster == 2);
@@ -333,9 +334,18 @@ TEST_CASE("dispatch: cluster tiles are the fewest that hold the row", "[dispatch
   const SoftmaxPlan even = family_plans(SoftmaxFamily::cluster_tile, p100k, kH200).front();
   CHECK(even.cluster == 4);
   CHECK(even.slice == 25000);
-  // Past 4 tiles, shared-memory slices (8 x 64 KB = 512 KB) while they hold the row, then split.
-  CHECK(plan_softmax(dense(M, 1 << 17, DType::f32) , kH200).family == SoftmaxFamily::cluster_tile);
-  CHECK(plan_softmax(dense(M, (1 << 17) + 4, DType::f32), kH200).family == SoftmaxFamily::cluster_row);
+  // Past 8 tiles of 16384, shared-memory slices (8 x 64 KB = 512 KB) while they hold the row,
+  // then split.
+  const SoftmaxPlan eight = plan_softmax(dense(M, 1 << 17, DType::f32), kH200);
+  CHECK(eight.family == SoftmaxFamily::cluster_tile);
+  CHECK(eight.cluster == 8);
+  CHECK(eight.threads == 512);
+  const SoftmaxPlan slices = plan_softmax(dense(M, (1 << 17) + 4, DType::f32), kH200);
+  CHECK(slices.family == SoftmaxFamily::cluster_row);
+  // Clusters of 8 copy their slices in by the threads (cp.async), smaller ones by TMA.
+  CHECK(slices.cluster == 8);
+  CHECK(slices.thread_copy);
+  CHECK_FALSE(plan_softmax(dense(M, 100000, DType::f32), kH200).thread_copy);  // C = 2
   CHECK(plan_softmax(dense(M, 1 << 18, DType::f32), kH200).family == SoftmaxFamily::split_row);
   // The other tiles are candidates: 16 tiles of 32768 (fp32), 16-bit tiles of 16384.
   CHECK(family_plans(SoftmaxFamily::cluster_tile, dense(M, 1 << 19, DType::f32), kH200).front().cluster == 16);
@@ -374,6 +384,8 @@ TEST_CASE("dispatch: split rows stay on chip while the card holds them, else rea
   REQUIRE(a.family == SoftmaxFamily::split_row);
   CHECK(a.rows_in_flight == 1);
   CHECK(a.grid == 132);
+  // Rows read twice keep two blocks per SM (more of the row resident at once).
+  CHECK(plan_softmax(dense(1, 1 << 26, DType::f32), kH200).grid == 264);
   CHECK(a.resident == a.slice);
   CHECK(a.traffic == TrafficModel::fused);
   // M = 8, N = 2^20 fp32: 32 MB in all, more than the ~29 MB on chip: 2 waves of 4 rows, not
