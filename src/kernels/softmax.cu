@@ -6,7 +6,7 @@
 //   N <= 32768                 block_row.cu    a block per row, the row in registers
 //   N <= ~90K fp32, M >= SMs   block_hybrid.cu a block per row, 16384 or 32768 elements in
 //                                              registers, the rest in shared memory
-//   N <= 4 x 32768 fp32,       cluster_tile.cu a cluster of blocks per row, each slice in
+//   N <= 8 x 16384 fp32,       cluster_tile.cu a cluster of blocks per row, each slice in
 //   M x C >= SMs                               registers, partials exchanged on chip
 //   rows up to 16 x 112 KB,    cluster_row.cu  a cluster of up to 16 blocks per row, the row in
 //   M x C >= SMs                               their shared memory, partials exchanged on chip
