@@ -7,18 +7,19 @@
 // that landed); every thread then waits for chunk 0, works on it while chunks 1.. are still in
 // flight, waits for chunk 1, and so on. One instruction moves up to a quarter of the slice: the
 // bytes in flight do not depend on how many loads the threads can issue, and no register holds
-// them. (cluster_row may instead have every thread cp.async its share of each chunk, 16 bytes at a
-// time, and arrive on the chunk's barrier when its copies land: SliceBarriers::thread_copy, the
-// dispatch's choice for clusters of 8.) The copy engine takes 16-byte aligned vectors only, so
-// shared memory holds the slice's
-// window (storage.cuh): src[0, n) at s[lo, lo + n), lo = row_head(src) elements, the window's
-// whole vectors by TMA and its partial first and last vectors (the "edges", fewer than V elements
-// each) by the threads, element by element; a row that is not 16-byte aligned (ld = 50257) costs
-// 15 bytes of shared memory, not the copy engine. Without the room for that (SliceWindow::tma
-// false) the threads copy everything element by element.
+// them. (cluster_row may instead have every thread cp.async its share of each chunk, 16 bytes at
+// a time, and arrive on the chunk's barrier when its copies land: SliceBarriers::thread_copy, the
+// dispatch's choice for clusters of 8.) Both take 16-byte aligned vectors only, so shared memory
+// holds the slice's window (storage.cuh): src[0, n) at s[lo, lo + n), lo = row_head(src)
+// elements, the window's whole vectors by TMA (or cp.async) and its partial first and last
+// vectors (the "edges", fewer than V elements each) by the threads, element by element; a row
+// that is not 16-byte aligned (ld = 50257) costs 15 bytes of shared memory, not the copy engine.
+// Without the room for that (SliceWindow::tma false) the threads copy everything element by
+// element.
 //
 // Working. The statistics read the slice from shared memory 16 bytes at a time (LDS.128), one
-// (max, sum) merge per vector; the output pass reads it again, computes exp(x - max) / sum and
+// (max, sum) merge per kStatsGroup vectors; the output pass reads it again, computes
+// exp(x - max) / sum (one FFMA, one MUFU.EX2, one FMUL an element: softmax_math.cuh) and
 // stores 16-byte vectors (single elements where y's window does not line up with x's).
 //
 // Ordering. The barriers are initialised once per block (init + fence.proxy.async, so that the
@@ -43,9 +44,10 @@ namespace smr::prod {
 inline constexpr int kSliceChunks = 4;
 using BlockBarrier = cuda::barrier<cuda::thread_scope_block>;
 
-// The chunks' barriers and the phase the block's current slice completes (0 for its first slice,
-// then 1, 0, ...: each slice is one phase of every chunk's barrier). Waiting on a phase's parity
-// instead of an arrival token keeps no token in registers between a copy's issue and its wait.
+// How a block's slices arrive: the chunks' barriers, the phase the block's current slice completes
+// (0 for its first slice, then 1, 0, ...: each slice is one phase of every chunk's barrier) and who
+// copies (issue_chunk_copy). Waiting on a phase's parity instead of an arrival token keeps no token
+// in registers between a copy's issue and its wait.
 struct SliceBarriers {
   BlockBarrier* bars;         // kSliceChunks barriers in shared memory
   bool parity = false;        // of the phase the next slice_stats waits for

@@ -254,8 +254,9 @@ bool split_prefetch_default(const Problem& p, const DeviceLimits& d, i64 rows_in
 
 enum class Prefetch { by_rule, on, off };
 
-// blocks_per_sm: the grid's blocks on every SM (kSplitBlocksPerSm; 1 gives each block twice the
-// shared memory, so half the items per row).
+// blocks_per_sm: the grid's blocks on every SM (kSplitBlocksPerSm, or 1: each block twice the
+// shared memory, so slices twice as long and half as many per row -- each block still takes as
+// many items, the grid being half as large).
 SoftmaxPlan split_plan(const Problem& p, const DeviceLimits& d, Prefetch prefetch,
                        int blocks_per_sm = kSplitBlocksPerSm) {
   SoftmaxPlan s;
@@ -303,9 +304,9 @@ SoftmaxPlan split_plan(const Problem& p, const DeviceLimits& d, Prefetch prefetc
   const double reread = on_chip ? 0.0 : 1.0 - static_cast<double>(S * s.resident) /
                                                   static_cast<double>(p.N);
   s.why = fmt::format(
-      "{}: split_row, each row over {} blocks of a co-resident grid of {} ({} per SM; {} row(s) at a time), "
-      "{} elements per block{}; (max, sum) partials through global memory{}; each block copies "
-      "its next slice in chunk by chunk as it writes this one",
+      "{}: split_row, each row over {} blocks of a co-resident grid of {} ({} per SM; {} row(s) "
+      "at a time), {} elements per block{}; (max, sum) partials through global memory{}; each "
+      "block copies its next slice in chunk by chunk as it writes this one",
       shape_words(p), S, s.grid, blocks_per_sm, R, slice,
       on_chip ? fmt::format(" held in shared memory ({}): x read once",
                             kib(static_cast<double>(s.smem_bytes)))
@@ -531,7 +532,8 @@ SoftmaxPlan plan_softmax(const Problem& p, const DeviceLimits& d, int max_cluste
   // are split over the whole card.
   if (max_cluster > 1 && p.N <= cluster_tile_max_n(p.dtype)) {
     const std::vector<TileShape> tiles = cluster_tile_tiles(p.dtype);
-    SoftmaxPlan t = cluster_tile_plan(p, d, tiles.front(), std::min(max_cluster, kClusterTileWideMax));
+    SoftmaxPlan t =
+        cluster_tile_plan(p, d, tiles.front(), std::min(max_cluster, kClusterTileWideMax));
     if (t.cluster == 0)
       t = cluster_tile_plan(p, d, tiles.back(), std::min(max_cluster, kClusterTileDefaultMax));
     if (t.cluster > 1 && p.M * t.cluster >= d.sm_count) return t;

@@ -5,8 +5,9 @@
 // most 16 blocks, ~3.6 MB of shared memory: no cluster holds a 16 MB row of 2^22 fp32; and
 // M = 4 rows of 65536 as clusters of 4 would keep 16 of 132 SMs busy). They exchange their partials
 // through global memory instead: a persistent grid of G = R x S blocks (1 or 2 per SM, the plan
-// says; launched cooperatively, so that all of them are resident and may wait for each other) works on R rows
-// at a time; block b always takes slice b % S of rows b / S, b / S + R, ... For each (row, slice):
+// says; launched cooperatively, so that all of them are resident and may wait for each other)
+// works on R rows at a time; block b always takes slice b % S of rows b / S, b / S + R, ... For
+// each (row, slice):
 //   1. wait for the slice's resident part in shared memory (TMA bulk copies of its 16-byte window,
 //      row_slice.cuh, in 4 chunks: issued at the start for the first slice, while the one before
 //      is written for the others) and compute its (max, sum); the part that does not fit (only
@@ -246,7 +247,7 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
     const std::int64_t next = item + gridDim.x;
     const bool has_next = next < items;
     if (threadIdx.x == 0) {
-      cuda::atomic_ref<unsigned, cuda::thread_scope_device> count(arrived[it.row]);
+      cuda::atomic_ref<unsigned, cuda::thread_scope_device> count(arrived[it.row]);  // counted
       if (tagged) {
         publish_partial(partials + it.row * S + it.part, st);
       } else {
@@ -259,6 +260,8 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
         const auto bytes = static_cast<std::uint32_t>((nw.vhi - nw.vlo) * kVecBytes);
         if (bytes > 0) prefetch_l2(nx.src - nw.lo + nw.vlo * V, bytes);
       }
+      // Counted: the whole block waits here for thread 0's counter. Tagged: each thread waits for
+      // its own slot in step 3, no barrier needed (block_allreduce ends with one).
       if (!tagged)
         while (count.load(cuda::memory_order_acquire) < static_cast<unsigned>(S)) __nanosleep(64);
     }
@@ -268,8 +271,9 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
     //    SM, at most 264 on the H200, fewer than the block's 512 threads: one L2 round trip, where
     //    one warp looping over them took ceil(S / 32) -- 9 at N = 2^22), then one block
     //    reduction, the same tree in every block: every block of the row gets the same
-    //    statistics. __ldcg reads L2, never a stale L1 line (another block of this SM may have
-    //    cached a neighbouring row's partials).
+    //    statistics. Tagged: await_partial's relaxed device-scope loads spin until the slot is
+    //    published. Counted: __ldcg reads L2, never a stale L1 line (another block of this SM may
+    //    have cached a neighbouring row's partials).
     RowStats row_stats = empty_stats();
     for (int i = static_cast<int>(threadIdx.x); i < S; i += kSliceThreads) {
       if (tagged) {

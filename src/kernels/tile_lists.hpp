@@ -34,9 +34,10 @@ struct TileList {};
 // vectors per lane (capacity 512), and beside each capacity the same row on other lanes x
 // vectors. (Session 3's tuning run had 4 vectors per lane first from capacity 128 on, 1.02x at
 // N = 128 and 1.07x at 256; on the exponentials of session 6, one MUFU.EX2 each, 2 vectors on
-// twice the lanes ran 1.018x at N = 128 and 1.007x at 256.) 16-bit rows take 2 vectors per lane first wherever the capacity allows (on the
-// H200 they beat 1 vector per lane by 1.24-1.36x at N = 32 ... 256: docs/performance.md). A
-// 16-bit lane holds at most 4 vectors: at 8 (64 elements) ptxas needed 194 registers and spilled.
+// twice the lanes ran 1.018x at N = 128 and 1.007x at 256.) 16-bit rows take 2 vectors per lane
+// first wherever the capacity allows (on the H200 they beat 1 vector per lane by 1.24-1.36x at
+// N = 32 ... 256: docs/performance.md). A 16-bit lane holds at most 4 vectors: at 8 (64
+// elements) ptxas needed 194 registers and spilled.
 using WarpRowsTilesFp32 =
     TileList<RegisterTile<1, 2>, RegisterTile<2, 2>, RegisterTile<4, 2>, RegisterTile<2, 4>,
              RegisterTile<8, 2>, RegisterTile<4, 4>, RegisterTile<2, 8>, RegisterTile<16, 2>,

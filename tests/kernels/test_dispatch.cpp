@@ -508,10 +508,11 @@ TEST_CASE("dispatch: split_row prefetches into L2 only while a wave of rows fill
   // M = 32, N = 2^22 fp32: one 16 MB row per wave: prefetch; M = 64, N = 2^21: 3 rows, 25.2 MB.
   CHECK(plan_softmax(dense(32, 1 << 22, DType::f32), kH200).prefetch);
   CHECK(plan_softmax(dense(64, 1 << 21, DType::f32), kH200).prefetch);
-  // M = 128, N = 2^20 on two blocks per SM (bf16 rows' grid; fp32's second candidate): 7 rows of
-  // 4 MB = 29.4 MB per wave: no prefetch (the lines would not last). fp32's default, one block
-  // per SM, holds 6 rows at a time (25.2 MB): prefetch.
-  const SoftmaxPlan b = family_plans(SoftmaxFamily::split_row, dense(128, 1 << 20, DType::f32), kH200).front();
+  // M = 128, N = 2^20 on two blocks per SM (the family's first candidate): 7 rows of 4 MB =
+  // 29.4 MB per wave: no prefetch (the lines would not last). The default, one block per SM,
+  // holds 6 rows at a time (25.2 MB): prefetch.
+  const SoftmaxPlan b =
+      family_plans(SoftmaxFamily::split_row, dense(128, 1 << 20, DType::f32), kH200).front();
   CHECK(b.grid > kH200.sm_count);
   CHECK(b.rows_in_flight == 7);
   CHECK_FALSE(b.prefetch);

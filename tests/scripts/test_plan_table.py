@@ -41,6 +41,16 @@ SPLIT_TWICE = ("M = 1, N = 67108864 fp32 (256 MiB rows): split_row, each row ove
                "(112 KiB) held in shared memory, the rest (89% of the row) read twice, the second time in "
                "reverse so its tail hits L2; (max, sum) partials through global memory")
 
+# Session 6's sentences (results/h200/default and bf16): blocks per SM, the threads' copy.
+SPLIT_ONE_PER_SM = ("M = 64, N = 2097152 fp32 (8 MiB rows): split_row, each row over 44 blocks of a "
+                    "co-resident grid of 132 (1 per SM; 3 row(s) at a time), 47664 elements per block held "
+                    "in shared memory (186 KiB): x read once; (max, sum) partials through global memory, the "
+                    "next slice prefetched into L2 while a row waits for its partials; each block copies its "
+                    "next slice in chunk by chunk as it writes this one")
+ROW_THREAD_COPY = ("M = 512, N = 262144 bf16 (512 KiB rows): cluster_row, a cluster of 8 block(s) per row, "
+                   "32768 elements (64 KiB) per block held in shared memory (copied by the threads, "
+                   "cp.async), (max, sum) exchanged through distributed shared memory; x read once")
+
 
 def record(dtype, m, n, plan, pct=97.25, status="ok", kernel="softmax"):
     return {"kernel": kernel, "dtype": dtype, "M": m, "N": n, "status": status, "pct_of_copy": pct,
@@ -63,6 +73,10 @@ class Short(unittest.TestCase):
         self.assertEqual(plan_table.short(ROW), "cluster_row C=2, 64 KiB slices in smem")
         self.assertEqual(plan_table.short(SPLIT), "split_row S=264, R=1, L2 prefetch")
         self.assertEqual(plan_table.short(SPLIT_TWICE), "split_row S=264, R=1, part read twice")
+        self.assertEqual(plan_table.short(SPLIT_ONE_PER_SM),
+                         "split_row S=44, R=3, 1 block(s) per SM, L2 prefetch")
+        self.assertEqual(plan_table.short(ROW_THREAD_COPY),
+                         "cluster_row C=8, 64 KiB slices in smem (cp.async)")
         self.assertEqual(plan_table.short(""), "-")
 
 
