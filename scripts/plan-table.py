@@ -43,9 +43,6 @@ def short(plan):
     for marker, form, patterns in SIMPLE:
         if marker in plan:
             out = form.format(*(field(plan, p) for p in patterns))
-            if "a persistent grid of" in plan:
-                per_sm = field(plan, r"blocks \((\d+) per SM\)")
-                out += f", persistent ({per_sm} per SM)"
             return out + (" (cp.async)" if "copied by the threads" in plan else "")
     if ": warp_rows," in plan:
         lanes, vecs = field(plan, r"(\d+) lane\(s\) per row"), field(plan, r"per row x (\d+) 16-byte")

@@ -237,41 +237,63 @@ __device__ __forceinline__ RowStats slice_stats(const T* s, const SliceWindow& w
   return st;
 }
 
-// Vectors a thread reads from shared memory before it writes any of them in write_slice_vecs:
-// fp32 two LDS.128 in flight at once instead of one, each loop trip's compare and address
-// arithmetic shared by the pair. 16-bit: one (a pair's 16 widened elements took split_row's bf16
-// instantiations from 0-8 to 88-108 bytes of spill, ptxas at the 64-register bound).
-template <class T>
-inline constexpr int kOutputGroup = sizeof(T) == 4 ? 2 : 1;
-
 // y = softmax of the slice's window vectors [begin, end) (of s, written to the same positions of
 // y's window): 16-byte stores when y_vec (y's window lines up with x's), else element by element.
-// Shared-memory indices are 32-bit (a slice is at most 232448 bytes).
 template <class T>
 __device__ __forceinline__ void write_slice_vecs(const T* s, T* window, std::int64_t begin,
                                                  std::int64_t end, bool y_vec, RowScale r) {
   constexpr int V = Vec<T>::kElems;
   const Vec<T>* sv = reinterpret_cast<const Vec<T>*>(s);
-  const int stride = static_cast<int>(blockDim.x);
-  const int e_end = static_cast<int>(end);
-  constexpr int G = kOutputGroup<T>;
-  for (int i = static_cast<int>(begin) + static_cast<int>(threadIdx.x); i < e_end; i += G * stride) {
-    Vec<T> v[G];
+  for (std::int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
+    const Vec<T> v = sv[i];
+    Vec<T> out;
 #pragma unroll
-    for (int g = 0; g < G; ++g)
-      if (i + g * stride < e_end) v[g] = sv[i + g * stride];
+    for (int e = 0; e < V; ++e) out.e[e] = from_float<T>(softmax_value(to_float(v.e[e]), r));
+    if (y_vec) {
+      store_vec(window + i * V, out);
+    } else {
 #pragma unroll
-    for (int g = 0; g < G; ++g) {
-      const int q = i + g * stride;
-      if (q >= e_end) break;
-      Vec<T> out;
+      for (int e = 0; e < V; ++e) window[i * V + e] = out.e[e];
+    }
+  }
+}
+
+// write_slice_vecs with G vectors read from shared memory before any of them is written: G LDS.128
+// in flight at once instead of one, the loop's compare and address arithmetic shared by the group,
+// and 32-bit shared-memory indices (a slice is at most 232448 bytes). block_hybrid's fp32 slices
+// take G = 2: there one 512-thread block per SM writes up to 192 KB from shared memory, 16 warps
+// with one load each in flight (on the H200 1.04-1.08x at N = 65536: docs/performance.md, session
+// 7). Not the cluster_row and split_row kernels: two vectors a thread cost cluster_row 4-6
+// registers, and with them blocks per SM at small slices (0.87-0.93x at C = 8 and 16).
+template <int G, class T>
+__device__ __forceinline__ void write_slice_vecs_grouped(const T* s, T* window, std::int64_t begin,
+                                                         std::int64_t end, bool y_vec, RowScale r) {
+  if constexpr (G == 1) {
+    write_slice_vecs(s, window, begin, end, y_vec, r);
+  } else {
+    constexpr int V = Vec<T>::kElems;
+    const Vec<T>* sv = reinterpret_cast<const Vec<T>*>(s);
+    const int stride = static_cast<int>(blockDim.x);
+    const int e_end = static_cast<int>(end);
+    const int first = static_cast<int>(begin) + static_cast<int>(threadIdx.x);
+    for (int i = first; i < e_end; i += G * stride) {
+      Vec<T> v[G];
 #pragma unroll
-      for (int e = 0; e < V; ++e) out.e[e] = from_float<T>(softmax_value(to_float(v[g].e[e]), r));
-      if (y_vec) {
-        store_vec(window + static_cast<std::int64_t>(q) * V, out);
-      } else {
+      for (int g = 0; g < G; ++g)
+        if (i + g * stride < e_end) v[g] = sv[i + g * stride];
 #pragma unroll
-        for (int e = 0; e < V; ++e) window[static_cast<std::int64_t>(q) * V + e] = out.e[e];
+      for (int g = 0; g < G; ++g) {
+        const int q = i + g * stride;
+        if (q >= e_end) break;
+        Vec<T> out;
+#pragma unroll
+        for (int e = 0; e < V; ++e) out.e[e] = from_float<T>(softmax_value(to_float(v[g].e[e]), r));
+        if (y_vec) {
+          store_vec(window + static_cast<std::int64_t>(q) * V, out);
+        } else {
+#pragma unroll
+          for (int e = 0; e < V; ++e) window[static_cast<std::int64_t>(q) * V + e] = out.e[e];
+        }
       }
     }
   }

@@ -110,8 +110,7 @@ std::size_t slice_smem_limit(const DeviceLimits& d) {
 // (with two vectors of room: the register part ends on a 16-byte boundary of x, so the rest may
 // start up to V - 1 elements later than capacity, and its window up to V - 1 before that).
 // threads = 0 when the rest does not fit.
-SoftmaxPlan block_hybrid_plan(const Problem& p, const DeviceLimits& d, TileShape tile,
-                              bool persistent = true) {
+SoftmaxPlan block_hybrid_plan(const Problem& p, const DeviceLimits& d, TileShape tile) {
   SoftmaxPlan s;
   s.family = SoftmaxFamily::block_hybrid;
   const i64 V = vec_elems(p.dtype);
@@ -130,17 +129,13 @@ SoftmaxPlan block_hybrid_plan(const Problem& p, const DeviceLimits& d, TileShape
   s.slice = p.N - cap;
   s.resident = p.N - cap;
   s.smem_bytes = static_cast<std::size_t>(rest * b);
+  s.grid = p.M;
   s.rows_in_flight = std::min<i64>(p.M, per_sm * d.sm_count);
-  s.grid = persistent ? s.rows_in_flight : p.M;
   s.why = fmt::format(
-      "{}: block_hybrid, {}, the first {} elements in registers ({} threads x {} 16-byte "
-      "vectors), the other {} ({}) in shared memory (TMA bulk copy{}); no cluster; x read once",
-      shape_words(p),
-      persistent && s.grid < p.M ? fmt::format("a persistent grid of {} blocks ({} per SM)",
-                                               s.grid, per_sm)
-                                 : std::string("one block per row"),
-      cap, s.threads, s.vecs, s.slice, kib(static_cast<double>(s.slice * b)),
-      persistent && s.grid < p.M ? ", the next row's copied in while this one is written" : "");
+      "{}: block_hybrid, one block per row, the first {} elements in registers ({} threads x {} "
+      "16-byte vectors), the other {} ({}) in shared memory (TMA bulk copy); no cluster; x read "
+      "once",
+      shape_words(p), cap, s.threads, s.vecs, s.slice, kib(static_cast<double>(s.slice * b)));
   return s;
 }
 
@@ -460,10 +455,7 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
     case SoftmaxFamily::block_hybrid:
       for (TileShape t : block_hybrid_tiles(p.dtype)) {
         SoftmaxPlan s = block_hybrid_plan(p, d, t);
-        if (s.threads == 0) continue;
-        out.push_back(s);
-        // One block per row: nothing overlaps one row's stores but the next block's start.
-        if (s.grid < p.M) out.push_back(block_hybrid_plan(p, d, t, false));
+        if (s.threads > 0) out.push_back(s);
       }
       break;
     case SoftmaxFamily::cluster_tile:
@@ -586,8 +578,8 @@ std::string summary(const SoftmaxPlan& s) {
     case SoftmaxFamily::block_row:
       return fmt::format("block_row T={} K={} cap={}", s.threads, s.vecs, s.capacity);
     case SoftmaxFamily::block_hybrid:
-      return fmt::format("block_hybrid T={} K={} cap={} smem={} grid={}", s.threads, s.vecs,
-                         s.capacity, s.smem_bytes, s.grid);
+      return fmt::format("block_hybrid T={} K={} cap={} smem={}", s.threads, s.vecs, s.capacity,
+                         s.smem_bytes);
     case SoftmaxFamily::cluster_tile:
       return fmt::format("cluster_tile C={} T={} K={} slice={}", s.cluster, s.threads, s.vecs,
                          s.slice);

@@ -85,11 +85,7 @@ void check_invariants(const SoftmaxPlan& s, const Problem& p, const DeviceLimits
       // The rest of the row and two vectors of room for its window, in whole vectors.
       CHECK(s.smem_bytes == static_cast<std::size_t>(((s.slice + V - 1) / V + 2) * V * b));
       CHECK(s.smem_bytes + kSliceStaticSmem <= d.shared_bytes_per_block);
-      // One block per row, or a persistent grid of the blocks the card holds at once (fewer than
-      // the rows), each taking every grid-th row.
-      CHECK(s.rows_in_flight <= p.M);
-      CHECK((s.grid == p.M || (s.grid == s.rows_in_flight && s.grid < p.M)));
-      if (s.grid < p.M) CHECK(s.grid <= std::int64_t{d.sm_count} * (kTileThreadsPerSm / s.threads));
+      CHECK(s.grid == p.M);
       CHECK(s.traffic == TrafficModel::fused);
       CHECK(s.workspace_bytes == 0);
       break;
@@ -219,16 +215,7 @@ TEST_CASE("dispatch: each family takes the rows it is built for, edge N - 1 / N 
       // fp32: the 512-thread tile while it holds the row (16384 in registers, the rest in
       // shared memory), then the 1024-thread one.
       CHECK(past_block.threads == 512);
-      const SoftmaxPlan at_64k = plan_softmax(dense(M, 65536, t), kH200);
-      CHECK(at_64k.threads == 512);
-      // 192 KB of slice: one block per SM, a persistent grid of one per SM, every row in turn.
-      CHECK(at_64k.grid == kH200.sm_count);
-      CHECK(at_64k.rows_in_flight == kH200.sm_count);
-      // The tuning run's alternative: one block per row.
-      const std::vector<SoftmaxPlan> alt = candidate_plans(dense(M, 65536, t), kH200);
-      CHECK(std::any_of(alt.begin(), alt.end(), [&](const SoftmaxPlan& c) {
-        return c.family == SoftmaxFamily::block_hybrid && c.threads == 512 && c.grid == M;
-      }));
+      CHECK(plan_softmax(dense(M, 65536, t), kH200).threads == 512);
       const std::int64_t on_512 = 16384 + 231424 / dtype_bytes(t) - 2 * V;
       CHECK(plan_softmax(dense(M, on_512, t), kH200).threads == 512);
       const SoftmaxPlan big = plan_softmax(dense(M, on_512 + V, t), kH200);

@@ -26,10 +26,6 @@ BLOCK = ("M = 65536, N = 2048 fp32 (8 KiB rows): block_row, one block per row, 1
 HYBRID = ("M = 2048, N = 65536 fp32 (256 KiB rows): block_hybrid, one block per row, the first 32768 "
           "elements in registers (1024 threads x 8 16-byte vectors), the other 32768 (128 KiB) in shared "
           "memory (TMA bulk copy); no cluster; x read once")
-HYBRID_PERSISTENT = ("M = 2048, N = 65536 fp32 (256 KiB rows): block_hybrid, a persistent grid of 132 blocks "
-                     "(1 per SM), the first 16384 elements in registers (512 threads x 8 16-byte vectors), "
-                     "the other 49152 (192 KiB) in shared memory (TMA bulk copy, the next row's copied in "
-                     "while this one is written); no cluster; x read once")
 TILE = ("M = 2048, N = 65536 fp32 (256 KiB rows): cluster_tile, a cluster of 2 block(s) per row, each "
         "holding 32768 elements in registers (a tile of 1024 threads x 8 16-byte vectors), (max, sum) "
         "exchanged through distributed shared memory; x read once")
@@ -74,8 +70,6 @@ class Short(unittest.TestCase):
         self.assertEqual(plan_table.short(BLOCK), "block_row T=128 K=4")
         self.assertEqual(plan_table.short(TILE), "cluster_tile C=2, 32768 per block in registers")
         self.assertEqual(plan_table.short(HYBRID), "block_hybrid 32768 in registers + 128 KiB in smem")
-        self.assertEqual(plan_table.short(HYBRID_PERSISTENT),
-                         "block_hybrid 16384 in registers + 192 KiB in smem, persistent (1 per SM)")
         self.assertEqual(plan_table.short(ROW), "cluster_row C=2, 64 KiB slices in smem")
         self.assertEqual(plan_table.short(SPLIT), "split_row S=264, R=1, L2 prefetch")
         self.assertEqual(plan_table.short(SPLIT_TWICE), "split_row S=264, R=1, part read twice")
