@@ -5,10 +5,10 @@
 // (C = 1, 2, 4, 8, 16), one per block of a cluster (Hopper: blocks of a cluster run at the same
 // time on neighbouring SMs and can read each other's shared memory). Each block copies its slice
 // into shared memory once (TMA bulk copies, row_slice.cuh), computes the slice's (max, sum),
-// and publishes it in its shared memory; after cluster.sync() every warp of every block reads the
-// C pairs through distributed shared memory (cluster.map_shared_rank) and merges them in rank
-// order -- every block gets the same row statistics -- and then writes its slice from shared
-// memory. x is read from DRAM once, y written once, like the register kernels: no second pass and
+// and publishes it in its shared memory; after one cluster barrier every warp of every block reads
+// the C pairs through distributed shared memory and merges them in rank order (cluster_stats.cuh)
+// -- every block gets the same row statistics -- and then writes its slice from shared memory.
+// x is read from DRAM once, y written once, like the register kernels: no second pass and
 // no workspace, for rows up to ~1.8 MB.
 //
 // C is the smallest power of two that makes a slice at most 64 KB (three blocks per SM), else at
@@ -31,6 +31,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/cluster_stats.cuh"
 #include "kernels/cuda_check.hpp"
 #include "kernels/row_slice.cuh"
 #include "kernels/softmax_families.hpp"
@@ -70,19 +71,13 @@ __global__ void __launch_bounds__(kSliceThreads, 3)
   const std::int64_t per = chunk_vecs(w.vhi);
   issue_slice_copy(s, src - w.lo, w, per, sb);
   const RowStats mine = block_allreduce<kSliceThreads>(slice_stats(s, w, per, sb), MergeOp{});
-  if (threadIdx.x == 0) block_stats = mine;
-
-  // Every block's partial is in its shared memory and visible to the cluster after this barrier.
-  cluster.sync();
-  const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
-  const RowStats part = lane < C ? *cluster.map_shared_rank(&block_stats, lane) : empty_stats();
-  const RowStats row_stats = warp_allreduce(part, MergeOp{});
-  auto done_reading = cluster.barrier_arrive();
+  // Every block's partial through distributed shared memory (cluster_stats.cuh).
+  const RowStats row_stats = cluster_row_stats(block_stats, mine);
 
   write_slice(s, y + row * ld_y + begin - w.lo, w, y_vec, row_scale(row_stats));
 
   // No block may exit (and free its shared memory) while another still reads its partial.
-  cluster.barrier_wait(std::move(done_reading));
+  cluster_wait_readers();
 }
 
 // Once per process and instantiation: the dynamic shared memory limit and the 16-block opt-in.

@@ -6,9 +6,9 @@
 // slices of 25000, not 3 full tiles and a 1696-element rest). Each block loads its slice exactly as
 // block_row loads a row (16-byte loads straight into registers, all issued before the first use,
 // row_tile.cuh), reduces it to the slice's (max, sum), and publishes that pair in its shared
-// memory; after cluster.sync() the blocks read each other's pair through distributed shared
-// memory, merge them in rank order (every block gets the same row statistics), and write their
-// slices from registers. What changes from cluster_row: no shared-memory copy of the slice (no
+// memory; after one cluster barrier the blocks read each other's pair through distributed shared
+// memory, merge them in rank order (cluster_stats.cuh: every block gets the same statistics), and
+// write their slices from registers. What changes from cluster_row: no shared-memory copy of the slice (no
 // TMA, no second pass over shared memory), at the price of a register file per 32768 fp32
 // elements: one 1024-thread block per SM.
 //
@@ -32,6 +32,7 @@
 #include <string>
 #include <type_traits>
 
+#include "kernels/cluster_stats.cuh"
 #include "kernels/cuda_check.hpp"
 #include "kernels/row_tile.cuh"
 #include "kernels/softmax_families.hpp"
@@ -59,20 +60,14 @@ __device__ __forceinline__ void cluster_tile_body(const T* __restrict__ x, T* __
   load_tile<W, kThreads, kWindowed>(x + row * ld_x + begin, n, t, tile);
   const RowStats mine = tile_stats(tile);
   const RowStats block = block_allreduce<kThreads>(mine, MergeOp{});
-  if (t == 0) block_stats = block;
-
-  // Every block's partial is in its shared memory and visible to the cluster after this barrier.
-  cluster.sync();
-  const int lane = t % kWarpSize;
-  const RowStats part = lane < C ? *cluster.map_shared_rank(&block_stats, lane) : empty_stats();
-  const RowStats row_stats = warp_allreduce(part, MergeOp{});
-  auto done_reading = cluster.barrier_arrive();
+  // Every block's partial through distributed shared memory (cluster_stats.cuh).
+  const RowStats row_stats = cluster_row_stats(block_stats, block);
 
   store_tile<W, kThreads, kWindowed>(y + row * ld_y + begin, n, t, tile,
                                      tile_scale(mine, row_stats));
 
   // No block may exit (and free its shared memory) while another still reads its partial.
-  cluster.barrier_wait(std::move(done_reading));
+  cluster_wait_readers();
 }
 
 // At least 1024 threads per SM: each thread within 64 registers (softmax_families.hpp).
