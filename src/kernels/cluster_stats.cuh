@@ -6,17 +6,15 @@
 // shared memory (mapa + ld.shared::cluster) and the warp merges the C pairs in rank order, so every
 // thread of every block gets the same row statistics.
 //
-// The barrier's memory ordering. Only thread 0's write must be visible to the other blocks, so
-// only thread 0 arrives with release semantics (barrier.cluster.arrive.release); the other threads
-// arrive relaxed (no ordering: they wrote nothing the cluster reads), and every thread waits with
-// acquire semantics. cooperative_groups' cluster.sync() gives every thread's arrival release
-// semantics: a memory barrier in each of the block's warps (Nsight Compute, session 7: at N =
-// 131072 fp32 on cluster_tile, 3.95 cycles per issued instruction stalled on a memory barrier).
-//
 // Lifetime. A block must not exit while another block may still read its pair. After reading,
-// every thread arrives on the cluster barrier again, with release semantics (its remote read is
-// performed before its arrival is seen: a relaxed arrival would not promise that);
-// cluster_wait_readers() waits for all of the cluster's arrivals before the block may exit.
+// every thread arrives on the cluster barrier again; cluster_wait_readers() waits for all of the
+// cluster's arrivals before the block may exit.
+//
+// Both arrivals have release semantics in every thread (barrier.cluster.arrive, as
+// cooperative_groups' cluster.sync() emits): a memory barrier in each warp. Only thread 0's write
+// needs it. Arriving relaxed in every other thread (thread 0 alone with release, so warp 0 split
+// between the two) hung every cluster kernel on the H200 (session 7, call 2). Not yet understood;
+// a guess to test: the arrival counts per warp, and the split warp arrived twice.
 #pragma once
 
 #include <cooperative_groups.h>
@@ -34,27 +32,19 @@ namespace smr::prod {
 __device__ __forceinline__ RowStats cluster_row_stats(RowStats& slot, RowStats block) {
   namespace cg = cooperative_groups;
   const cg::cluster_group cluster = cg::this_cluster();
-  if (threadIdx.x == 0) {
-    slot = block;
-    cuda::ptx::barrier_cluster_arrive(cuda::ptx::sem_release);  // the pair's write, released
-  } else {
-    // Relaxed: nothing this thread wrote is read by another block. (The asm clobbers memory so
-    // that the compiler keeps this block's earlier accesses before it, as the release does.)
-    asm volatile("barrier.cluster.arrive.relaxed;" ::: "memory");
-  }
-  cuda::ptx::barrier_cluster_wait(cuda::ptx::sem_acquire);
+  if (threadIdx.x == 0) slot = block;
+  cuda::ptx::barrier_cluster_arrive();  // every pair written and released
+  cuda::ptx::barrier_cluster_wait();
   const int C = static_cast<int>(cluster.num_blocks());
   const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
   const RowStats part = lane < C ? *cluster.map_shared_rank(&slot, lane) : empty_stats();
   const RowStats row = warp_allreduce(part, MergeOp{});
-  cuda::ptx::barrier_cluster_arrive(cuda::ptx::sem_release);  // done reading the others' pairs
+  cuda::ptx::barrier_cluster_arrive();  // done reading the others' pairs
   return row;
 }
 
 // Waits until every block of the cluster has read this block's pair (cluster_row_stats' second
 // arrival); call it last, before the block exits.
-__device__ __forceinline__ void cluster_wait_readers() {
-  cuda::ptx::barrier_cluster_wait(cuda::ptx::sem_acquire);
-}
+__device__ __forceinline__ void cluster_wait_readers() { cuda::ptx::barrier_cluster_wait(); }
 
 }  // namespace smr::prod
