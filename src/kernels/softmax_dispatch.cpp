@@ -332,7 +332,6 @@ bool same_plan(const SoftmaxPlan& a, const SoftmaxPlan& b) {
          a.vecs == b.vecs && a.rows_per_trip == b.rows_per_trip && a.cluster == b.cluster &&
          a.slices == b.slices && a.slice == b.slice &&
          a.resident == b.resident && a.grid == b.grid && a.prefetch == b.prefetch &&
-         a.prefetch_chunks == b.prefetch_chunks &&
          a.thread_copy == b.thread_copy && a.tagged_partials == b.tagged_partials;
 }
 
@@ -341,17 +340,6 @@ bool same_plan(const SoftmaxPlan& a, const SoftmaxPlan& b) {
 SoftmaxPlan by_counter(SoftmaxPlan s) {
   s.tagged_partials = false;
   s.why += "; partials counted in (release/acquire), not tagged";
-  return s;
-}
-
-// The same split_row plan prefetching only the first `chunks` of the 4 chunks of its next slice
-// into L2: about the bytes the SM's share of DRAM bandwidth moves while a row's blocks exchange
-// their partials, not a whole slice that must then survive in L2 beside the wave's outputs. A
-// candidate for the tuning run.
-SoftmaxPlan first_chunks_prefetched(SoftmaxPlan s, int chunks) {
-  s.prefetch = true;
-  s.prefetch_chunks = chunks;
-  s.why += fmt::format("; only the first {} of its 4 chunks prefetched", chunks);
   return s;
 }
 
@@ -493,9 +481,6 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
         out.push_back(by_counter(out.front()));
         // One block per SM: slices twice as long.
         out.push_back(split_plan(p, d, Prefetch::by_rule, 1));
-        // The default with part of the next slice prefetched.
-        const SoftmaxPlan def = split_default(p, d);
-        for (const int chunks : {1, 2}) out.push_back(first_chunks_prefetched(def, chunks));
       }
       break;
   }
@@ -604,10 +589,7 @@ std::string summary(const SoftmaxPlan& s) {
     case SoftmaxFamily::split_row:
       return fmt::format("split_row S={} slice={} resident={} R={} grid={} smem={}{}{}", s.slices,
                          s.slice, s.resident, s.rows_in_flight, s.grid, s.smem_bytes,
-                         !s.prefetch                ? ""
-                         : s.prefetch_chunks < 4     ? fmt::format(" prefetch {}/4", s.prefetch_chunks)
-                                                     : std::string(" prefetch"),
-                         s.tagged_partials ? "" : " counted");
+                         s.prefetch ? " prefetch" : "", s.tagged_partials ? "" : " counted");
   }
   return "?";
 }

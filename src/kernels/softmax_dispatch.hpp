@@ -120,7 +120,6 @@ struct SoftmaxPlan {
   std::size_t smem_bytes = 0;   // dynamic shared memory per block
   std::int64_t grid = 0;        // blocks; 0: the launcher sizes a persistent grid to the card
   bool prefetch = true;         // split_row: prefetch the next slice into L2 while waiting
-  int prefetch_chunks = 4;      // split_row: how much of it, in chunks of its copy (4: all)
   bool tagged_partials = true;  // split_row: each partial its own flag (no counter, no fence)
   bool thread_copy = false;     // cluster_row: the threads copy the slice into shared memory
                                 // (cp.async), not the copy engine (TMA)

@@ -15,9 +15,8 @@
 //      memory for the statistics;
 //   2. thread 0 publishes the partial and prefetches its next slice into L2 when the plan says so
 //      (cp.async.bulk.prefetch; the dispatch asks for it while a wave of rows fills at most 41% of
-//      L2), all of it or its first chunks (SoftmaxPlan::prefetch_chunks). Published as a
-//      tagged 64-bit word (the default): thread i of every block of the row then waits for
-//      slot i itself, no fence, no counter. Counted (the plan's other exchange,
+//      L2). Published as a tagged 64-bit word (the default): thread i of every block of the row
+//      then waits for slot i itself, no fence, no counter. Counted (the plan's other exchange,
 //      timed beside it): thread 0 stores the pair, adds 1 to the row's arrival counter (release)
 //      and waits until it reaches S (acquire), then the threads read the slots;
 //   3. the block merges the S partials (one per thread, then one block reduction: the same tree
@@ -188,7 +187,7 @@ template <class T, bool kWindowed>
 __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
     split_row_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t M, std::int64_t N,
                      std::int64_t ld_x, std::int64_t ld_y, int S, std::int64_t slice,
-                     std::int64_t resident, bool x_tma, bool y_vec, int prefetch_chunks,
+                     std::int64_t resident, bool x_tma, bool y_vec, bool prefetch,
                      bool tagged, float2* __restrict__ partials,
                      unsigned* __restrict__ arrived) {
   constexpr int V = Vec<T>::kElems;
@@ -255,16 +254,10 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
         partials[it.row * S + it.part] = make_float2(st.max, st.sum);
         count.fetch_add(1u, cuda::memory_order_release);
       }
-      if (prefetch_chunks > 0 && x_tma && has_next) {
+      if (prefetch && x_tma && has_next) {
         const Item nx = item_at(next);
         const SliceWindow nw = slice_window<kWindowed>(nx.src, nx.res, x_tma);
-        // Its first prefetch_chunks chunks (chunk_range's layout; all of it at kSliceChunks).
-        const std::int64_t end =
-            prefetch_chunks >= kSliceChunks
-                ? nw.vhi
-                : std::min<std::int64_t>(nw.vhi, prefetch_chunks * chunk_vecs(resident / V));
-        const auto bytes =
-            static_cast<std::uint32_t>(std::max<std::int64_t>(0, end - nw.vlo) * kVecBytes);
+        const auto bytes = static_cast<std::uint32_t>((nw.vhi - nw.vlo) * kVecBytes);
         if (bytes > 0) prefetch_l2(nx.src - nw.lo + nw.vlo * V, bytes);
       }
       // Counted: the whole block waits here for thread 0's counter. Tagged: each thread waits for
@@ -416,8 +409,7 @@ void launch_split_row(const SoftmaxPlan& plan, const Launch& l) {
     const bool y_vec = x_tma && same_vector_offsets(l.x, p.ld_x, l.y, p.ld_y, sizeof(T));
     CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, static_cast<const T*>(l.x), static_cast<T*>(l.y),
                                   p.M, p.N, p.ld_x, p.ld_y, plan.slices, plan.slice, plan.resident,
-                                  x_tma, y_vec, plan.prefetch ? plan.prefetch_chunks : 0,
-                                  plan.tagged_partials,
+                                  x_tma, y_vec, plan.prefetch, plan.tagged_partials,
                                   partials, arrived));
     CUDA_CHECK_LAUNCH();
   });

@@ -528,21 +528,6 @@ TEST_CASE("dispatch: split_row prefetches into L2 only while a wave of rows fill
     REQUIRE(plans.size() >= 2);
     CHECK(plans[0].prefetch != plans[1].prefetch);
   }
-  // Defaults prefetch a whole slice; the tuning run also times the default with only its first
-  // one or two chunks prefetched (the same plan otherwise).
-  for (const Problem& p : {dense(256, 1 << 19, DType::f32), dense(32, 1 << 22, DType::bf16)}) {
-    const SoftmaxPlan def = plan_softmax(p, kH200);
-    CHECK(def.prefetch_chunks == 4);
-    const auto plans = family_plans(SoftmaxFamily::split_row, p, kH200);
-    for (const int chunks : {1, 2}) {
-      INFO(summary(def) << ", " << chunks << " chunk(s)");
-      CHECK(std::any_of(plans.begin(), plans.end(), [&](const SoftmaxPlan& s) {
-        return s.prefetch && s.prefetch_chunks == chunks && s.slices == def.slices &&
-               s.grid == def.grid && s.resident == def.resident &&
-               summary(s).find(" prefetch " + std::to_string(chunks) + "/4") != std::string::npos;
-      }));
-    }
-  }
 }
 
 TEST_CASE("dispatch: warp_rows' grid, one block per rows for fp32, sized to the card for 16-bit",
