@@ -24,11 +24,12 @@
 // as cluster_row for the slice (its exponentials evaluated twice). Bound: DRAM bandwidth, with up
 // to 128 KB of register loads and 227 KB of copies in flight per SM.
 //
-// Measured on the H200 (docs/performance.md, sessions 4-5): fp32 N = 65536 87% of the copy
-// ceiling (predicted ~95%: one block per SM loads, reduces and stores in turn, nothing overlaps the
-// phases on that SM), N = 50257 (rows off 16-byte boundaries) 91.5%, both on the 512-thread tile;
-// bf16 32768 and 65536 85% and 89% on the 512-thread tile, two blocks per SM, whose phases do
-// overlap; bf16 50257 82%.
+// Measured on the H200 (docs/performance.md, sessions 4-7): fp32 N = 65536 92% of the copy
+// ceiling (87% until session 7 wrote the slice two vectors at a time), N = 50257 (rows off 16-byte
+// boundaries) 92%, both on the 512-thread tile; bf16 32768 and 65536 85% and 91% on the
+// 512-thread tile, two blocks per SM; bf16 50257 86%. A persistent grid (each block taking every
+// grid-th row, the next row's slice copied in while this one is written) ran 0.66-0.87x one
+// block per row (session 7).
 //
 // Limits: N <= the tile's capacity + the shared memory a block can take (the dispatch's
 // block_hybrid_max_n); M <= 2^31 - 1 (one block per row).
