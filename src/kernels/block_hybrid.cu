@@ -47,14 +47,14 @@ namespace smr::prod {
 
 namespace {
 
-// W = V: the tile's window ends on a 16-byte boundary of x and y (kWindowed: the row starts
-// anywhere), so the slice starts on one. W = 1: element by element, the slice through its window.
-// Shared-memory vectors a thread reads at once in the slice's output pass (row_slice.cuh): two
-// for fp32, one for 16-bit (two of 8 widened elements each took the 16-bit instantiations to the
-// 64-register bound with spills).
+// Shared-memory vectors a thread reads at once in the slice's output pass (row_slice.cuh's
+// write_slice_vecs_grouped): two for fp32, one for 16-bit (two vectors of 8 widened elements each
+// took the 16-bit slice kernels to the 64-register bound with spills).
 template <class T>
 inline constexpr int kOutputGroup = sizeof(T) == 4 ? 2 : 1;
 
+// W = V: the tile's window ends on a 16-byte boundary of x and y (kWindowed: the row starts
+// anywhere), so the slice starts on one. W = 1: element by element, the slice through its window.
 template <int W, bool kWindowed, int kThreads, int K, class T>
 __device__ __forceinline__ void block_hybrid_body(const T* __restrict__ x, T* __restrict__ y,
                                                   std::int64_t N, std::int64_t ld_x,

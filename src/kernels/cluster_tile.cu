@@ -8,9 +8,9 @@
 // row_tile.cuh), reduces it to the slice's (max, sum), and publishes that pair in its shared
 // memory; after one cluster barrier the blocks read each other's pair through distributed shared
 // memory, merge them in rank order (cluster_stats.cuh: every block gets the same statistics), and
-// write their slices from registers. What changes from cluster_row: no shared-memory copy of the slice (no
-// TMA, no second pass over shared memory), at the price of a register file per 32768 fp32
-// elements: one 1024-thread block per SM.
+// write their slices from registers. What changes from cluster_row: no shared-memory copy of the
+// slice (no TMA, no second pass over shared memory), at the price of a register file per 32768
+// fp32 elements: one 1024-thread block per SM.
 //
 // Tiles (threads, K; tile_lists.hpp): fp32 (1024, 8) = 32768 elements and (512, 8) = 16384 per
 // block; bf16/fp16 (1024, 4) = 32768, (512, 4) and (1024, 2) = 16384. Rows up to 16 tiles:

@@ -262,9 +262,10 @@ __device__ __forceinline__ void write_slice_vecs(const T* s, T* window, std::int
 // in flight at once instead of one, the loop's compare and address arithmetic shared by the group,
 // and 32-bit shared-memory indices (a slice is at most 232448 bytes). block_hybrid's fp32 slices
 // take G = 2: there one 512-thread block per SM writes up to 192 KB from shared memory, 16 warps
-// with one load each in flight (on the H200 1.04-1.08x at N = 65536: docs/performance.md, session
-// 7). Not the cluster_row and split_row kernels: two vectors a thread cost cluster_row 4-6
-// registers, and with them blocks per SM at small slices (0.87-0.93x at C = 8 and 16).
+// with one load each in flight (on the H200 1.06x at N = 65536, and the 48 bytes of spill of its
+// aligned instantiations gone: docs/performance.md, session 7). Not the cluster_row and split_row
+// kernels: two vectors a thread cost cluster_row 4-6 registers, and with them blocks per SM at
+// small slices (0.87-0.93x at C = 8 and 16).
 template <int G, class T>
 __device__ __forceinline__ void write_slice_vecs_grouped(const T* s, T* window, std::int64_t begin,
                                                          std::int64_t end, bool y_vec, RowScale r) {
