@@ -1,0 +1,30 @@
+#!/usr/bin/env python3
+"""Tests of scripts/ncu-stalls' argument checks (no GPU, no ncu, no build needed)."""
+import pathlib
+import subprocess
+import tempfile
+import unittest
+
+SCRIPT = pathlib.Path(__file__).resolve().parents[2] / "scripts" / "ncu-stalls"
+
+
+def run(*args):
+    return subprocess.run(["bash", str(SCRIPT), *args], capture_output=True, text=True, timeout=30)
+
+
+class NcuStallsArguments(unittest.TestCase):
+    def test_odd_or_missing_shapes_are_refused(self):
+        for args in ([], ["5"], ["5", "6", "7"]):
+            r = run(*args)
+            self.assertEqual(r.returncode, 2, args)
+            self.assertIn("expected M N pairs", r.stdout)
+
+    def test_missing_probe_names_the_build(self):
+        with tempfile.TemporaryDirectory() as d:
+            r = run("-b", d, "1", "2")
+            self.assertEqual(r.returncode, 1)
+            self.assertIn(f"no {d}/src/harness/smr-counter-probe", r.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()
