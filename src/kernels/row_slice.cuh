@@ -59,7 +59,8 @@ __device__ __forceinline__ void init_slice_barriers(BlockBarrier* bars) {
   if (threadIdx.x == 0) {
 #pragma unroll
     for (int c = 0; c < kSliceChunks; ++c) init(&bars[c], blockDim.x);
-    cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);  // make the init visible to the copy engine
+    // Make the init visible to the copy engine.
+    cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
   }
   __syncthreads();
 }
@@ -87,7 +88,9 @@ __device__ __forceinline__ SliceWindow slice_window(const T* src, std::int64_t n
   return w;
 }
 // The end of the vectors the copy engine brings: vhi when tma, else none of them.
-__device__ __forceinline__ std::int64_t tma_end(const SliceWindow& w) { return w.tma ? w.vhi : w.vlo; }
+__device__ __forceinline__ std::int64_t tma_end(const SliceWindow& w) {
+  return w.tma ? w.vhi : w.vlo;
+}
 
 // Calls f(j) for this thread's share of the slice's edge elements j (window positions).
 template <class T, class F>
@@ -237,25 +240,31 @@ __device__ __forceinline__ RowStats slice_stats(const T* s, const SliceWindow& w
   return st;
 }
 
+// y = softmax of one window vector v, written to window vector q of y's window: one 16-byte
+// store when y_vec (y's window lines up with x's), else element by element.
+template <class T>
+__device__ __forceinline__ void write_softmax_vec(T* window, std::int64_t q, const Vec<T> v,
+                                                  bool y_vec, RowScale r) {
+  constexpr int V = Vec<T>::kElems;
+  Vec<T> out;
+#pragma unroll
+  for (int e = 0; e < V; ++e) out.e[e] = from_float<T>(softmax_value(to_float(v.e[e]), r));
+  if (y_vec) {
+    store_vec(window + q * V, out);
+  } else {
+#pragma unroll
+    for (int e = 0; e < V; ++e) window[q * V + e] = out.e[e];
+  }
+}
+
 // y = softmax of the slice's window vectors [begin, end) (of s, written to the same positions of
-// y's window): 16-byte stores when y_vec (y's window lines up with x's), else element by element.
+// y's window), one vector a loop trip.
 template <class T>
 __device__ __forceinline__ void write_slice_vecs(const T* s, T* window, std::int64_t begin,
                                                  std::int64_t end, bool y_vec, RowScale r) {
-  constexpr int V = Vec<T>::kElems;
   const Vec<T>* sv = reinterpret_cast<const Vec<T>*>(s);
-  for (std::int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
-    const Vec<T> v = sv[i];
-    Vec<T> out;
-#pragma unroll
-    for (int e = 0; e < V; ++e) out.e[e] = from_float<T>(softmax_value(to_float(v.e[e]), r));
-    if (y_vec) {
-      store_vec(window + i * V, out);
-    } else {
-#pragma unroll
-      for (int e = 0; e < V; ++e) window[i * V + e] = out.e[e];
-    }
-  }
+  for (std::int64_t i = begin + threadIdx.x; i < end; i += blockDim.x)
+    write_softmax_vec(window, i, sv[i], y_vec, r);
 }
 
 // write_slice_vecs with G vectors read from shared memory before any of them is written: G LDS.128
@@ -272,7 +281,6 @@ __device__ __forceinline__ void write_slice_vecs_grouped(const T* s, T* window, 
   if constexpr (G == 1) {
     write_slice_vecs(s, window, begin, end, y_vec, r);
   } else {
-    constexpr int V = Vec<T>::kElems;
     const Vec<T>* sv = reinterpret_cast<const Vec<T>*>(s);
     const int stride = static_cast<int>(blockDim.x);
     const int e_end = static_cast<int>(end);
@@ -286,15 +294,7 @@ __device__ __forceinline__ void write_slice_vecs_grouped(const T* s, T* window, 
       for (int g = 0; g < G; ++g) {
         const int q = i + g * stride;
         if (q >= e_end) break;
-        Vec<T> out;
-#pragma unroll
-        for (int e = 0; e < V; ++e) out.e[e] = from_float<T>(softmax_value(to_float(v[g].e[e]), r));
-        if (y_vec) {
-          store_vec(window + static_cast<std::int64_t>(q) * V, out);
-        } else {
-#pragma unroll
-          for (int e = 0; e < V; ++e) window[static_cast<std::int64_t>(q) * V + e] = out.e[e];
-        }
+        write_softmax_vec(window, static_cast<std::int64_t>(q), v[g], y_vec, r);
       }
     }
   }

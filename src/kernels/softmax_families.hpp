@@ -44,7 +44,8 @@ inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1
 // The register-tile kernels' minimum blocks per SM in __launch_bounds__: kTileThreadsPerSm
 // threads, so that ptxas keeps each thread within 64 registers.
 template <int kThreads>
-inline constexpr int kTileMinBlocks = kThreads >= kTileThreadsPerSm ? 1 : kTileThreadsPerSm / kThreads;
+inline constexpr int kTileMinBlocks =
+    kThreads >= kTileThreadsPerSm ? 1 : kTileThreadsPerSm / kThreads;
 
 // The launchers' checks: a grid of `blocks` blocks (`what`: how they are counted) within the
 // 2^31 - 1 a 1-D grid allows; the error for a plan whose tile the family does not instantiate
@@ -53,7 +54,8 @@ inline void check_grid_blocks(std::string_view family, std::string_view what, st
   constexpr std::int64_t kMaxGridX = 0x7fffffff;
   if (blocks > kMaxGridX)
     throw std::invalid_argument(std::string(family) + ": " + std::string(what) + " = " +
-                                std::to_string(blocks) + " blocks exceed the grid limit of 2^31 - 1");
+                                std::to_string(blocks) +
+                                " blocks exceed the grid limit of 2^31 - 1");
 }
 inline std::invalid_argument no_tile_error(std::string_view family, std::string_view lanes_name,
                                            int lanes, int vecs, DType t) {

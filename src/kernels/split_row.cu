@@ -247,7 +247,8 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
     const std::int64_t next = item + gridDim.x;
     const bool has_next = next < items;
     if (threadIdx.x == 0) {
-      cuda::atomic_ref<unsigned, cuda::thread_scope_device> count(arrived[it.row]);  // counted
+      // The row's arrival counter: the counted exchange's only.
+      cuda::atomic_ref<unsigned, cuda::thread_scope_device> count(arrived[it.row]);
       if (tagged) {
         publish_partial(partials + it.row * S + it.part, st);
       } else {
@@ -372,7 +373,8 @@ void launch_split_row(const SoftmaxPlan& plan, const Launch& l) {
     throw std::invalid_argument("split_row: needs a workspace of " + std::to_string(need) +
                                 " bytes (KernelInfo::workspace_bytes), got none");
   auto* partials = static_cast<float2*>(l.workspace);
-  auto* arrived = reinterpret_cast<unsigned*>(static_cast<unsigned char*>(l.workspace) + partial_bytes);
+  auto* arrived =
+      reinterpret_cast<unsigned*>(static_cast<unsigned char*>(l.workspace) + partial_bytes);
 
   with_storage(p.dtype, [&](auto type_tag) {
     using T = decltype(type_tag);
