@@ -60,6 +60,8 @@ def short(plan):
             out += ", part read twice"
         if "prefetched into L2" in plan:
             out += ", L2 prefetch"
+        if "two slices per block" in plan:
+            out += ", pipelined (2 slices)"
         return out
     return plan.split(":")[1].split(",")[0].strip() if ":" in plan else plan
 

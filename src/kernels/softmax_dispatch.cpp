@@ -256,22 +256,25 @@ enum class Prefetch { by_rule, on, off };
 
 // blocks_per_sm: the grid's blocks on every SM (kSplitBlocksPerSm, or 1: each block twice the
 // shared memory, so slices twice as long and half as many per row -- each block still takes as
-// many items, the grid being half as large).
+// many items, the grid being half as large). buffers: the slices each block holds at once (1, or
+// 2 for the pipelined exchange: each slice in half the block's shared memory).
 SoftmaxPlan split_plan(const Problem& p, const DeviceLimits& d, Prefetch prefetch,
-                       int blocks_per_sm = kSplitBlocksPerSm) {
+                       int blocks_per_sm = kSplitBlocksPerSm, int buffers = 1) {
   SoftmaxPlan s;
   s.family = SoftmaxFamily::split_row;
   s.threads = kSliceThreads;
+  s.buffers = buffers;
   const i64 b = dtype_bytes(p.dtype);
   const i64 V = vec_elems(p.dtype);
   const i64 grid_max = static_cast<i64>(d.sm_count) * blocks_per_sm;
-  // Shared memory per block with blocks_per_sm blocks on every SM.
+  // Shared memory per block with blocks_per_sm blocks on every SM, per buffer.
   const std::size_t per_sm = smem_per_sm(d) / static_cast<std::size_t>(blocks_per_sm);
   const std::size_t usable =
       std::min(per_sm > kSmemReservedPerBlock + kSliceStaticSmem
                    ? per_sm - kSmemReservedPerBlock - kSliceStaticSmem
                    : 0,
-               slice_smem_limit(d));
+               slice_smem_limit(d)) /
+      static_cast<std::size_t>(buffers);
   const i64 room = slice_head_room(p);  // a slice's window: one vector more when rows are unaligned
   const i64 cap = std::max<i64>(V, round_down(static_cast<i64>(usable) / b - room, V));
   const i64 slices_max = std::max<i64>(1, ceil_div(p.N, kMinSplitSlice));
@@ -294,13 +297,15 @@ SoftmaxPlan split_plan(const Problem& p, const DeviceLimits& d, Prefetch prefetc
   s.resident = std::min(slice, cap);
   s.rows_in_flight = R;
   s.grid = R * S;
-  s.smem_bytes = static_cast<std::size_t>((s.resident + room) * b);
+  s.smem_bytes = static_cast<std::size_t>((s.resident + room) * b * buffers);
   const std::size_t partials = static_cast<std::size_t>(round_up(p.M * S * 8, 16));
   s.workspace_bytes = partials + static_cast<std::size_t>(p.M) * 4;
   const bool on_chip = s.resident == s.slice;
   s.traffic = on_chip ? TrafficModel::fused : TrafficModel::two_read;
-  s.prefetch = prefetch == Prefetch::by_rule ? split_prefetch_default(p, d, R, on_chip)
-                                             : prefetch == Prefetch::on;
+  // The pipelined exchange has the next slice in shared memory already: no L2 prefetch.
+  s.prefetch = buffers == 1 && (prefetch == Prefetch::by_rule
+                                    ? split_prefetch_default(p, d, R, on_chip)
+                                    : prefetch == Prefetch::on);
   const double reread = on_chip ? 0.0 : 1.0 - static_cast<double>(S * s.resident) /
                                                   static_cast<double>(p.N);
   s.why = fmt::format(
@@ -314,6 +319,17 @@ SoftmaxPlan split_plan(const Problem& p, const DeviceLimits& d, Prefetch prefetc
                             "row) read twice, the second time in reverse so its tail hits L2",
                             s.resident, kib(static_cast<double>(s.smem_bytes)), 100.0 * reread),
       s.prefetch ? ", the next slice prefetched into L2 while a row waits for its partials" : "");
+  if (buffers == 2)
+    s.why += "; two slices per block: the next row's statistics are taken and published while "
+             "this row is written, its partials gathered a whole write later";
+  return s;
+}
+
+// The pipelined split_row plan (two slices per block, one block per SM), or a plan with
+// buffers = 0 where the rows in flight of two waves do not fit on chip.
+SoftmaxPlan split_pipelined(const Problem& p, const DeviceLimits& d) {
+  SoftmaxPlan s = split_plan(p, d, Prefetch::off, 1, 2);
+  if (s.resident != s.slice) s.buffers = 0;
   return s;
 }
 
@@ -332,7 +348,8 @@ bool same_plan(const SoftmaxPlan& a, const SoftmaxPlan& b) {
          a.vecs == b.vecs && a.rows_per_trip == b.rows_per_trip && a.cluster == b.cluster &&
          a.slices == b.slices && a.slice == b.slice &&
          a.resident == b.resident && a.grid == b.grid && a.prefetch == b.prefetch &&
-         a.thread_copy == b.thread_copy && a.tagged_partials == b.tagged_partials;
+         a.thread_copy == b.thread_copy && a.tagged_partials == b.tagged_partials &&
+         a.buffers == b.buffers;
 }
 
 // The same split_row plan with its partials counted in (a release fetch_add per slice, an acquire
@@ -481,6 +498,8 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
         out.push_back(by_counter(out.front()));
         // One block per SM: slices twice as long.
         out.push_back(split_plan(p, d, Prefetch::by_rule, 1));
+        // One block per SM with two slices of the same length as two blocks' (rows on chip).
+        if (SoftmaxPlan q = split_pipelined(p, d); q.buffers == 2) out.push_back(q);
       }
       break;
   }
@@ -587,9 +606,10 @@ std::string summary(const SoftmaxPlan& s) {
       return fmt::format("cluster_row C={} slice={} smem={}{}", s.cluster, s.slice, s.smem_bytes,
                          s.thread_copy ? " ldgsts" : "");
     case SoftmaxFamily::split_row:
-      return fmt::format("split_row S={} slice={} resident={} R={} grid={} smem={}{}{}", s.slices,
-                         s.slice, s.resident, s.rows_in_flight, s.grid, s.smem_bytes,
-                         s.prefetch ? " prefetch" : "", s.tagged_partials ? "" : " counted");
+      return fmt::format("split_row S={} slice={} resident={} R={} grid={} smem={}{}{}{}",
+                         s.slices, s.slice, s.resident, s.rows_in_flight, s.grid, s.smem_bytes,
+                         s.prefetch ? " prefetch" : "", s.tagged_partials ? "" : " counted",
+                         s.buffers == 2 ? " pipelined" : "");
   }
   return "?";
 }

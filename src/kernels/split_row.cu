@@ -44,6 +44,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "kernels/cuda_check.hpp"
@@ -181,6 +182,45 @@ __device__ __forceinline__ void prefetch_l2(const void* src, std::uint32_t bytes
   asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(src), "r"(bytes) : "memory");
 }
 
+// Item k of a block is (row, slice) = divmod(blockIdx.x + k x gridDim.x, S): where it lies in x.
+template <class T>
+struct SplitItem {
+  const T* src;  // the slice's first element in x
+  std::int64_t row, begin, n, res;
+  int part;
+};
+template <class T>
+__device__ __forceinline__ SplitItem<T> split_item(const T* x, std::int64_t N, std::int64_t ld_x,
+                                                   int S, std::int64_t slice, std::int64_t resident,
+                                                   std::int64_t item) {
+  SplitItem<T> it;
+  it.row = item / S;
+  it.part = static_cast<int>(item % S);
+  it.begin = it.part * slice;
+  it.n = std::max<std::int64_t>(0, std::min(slice, N - it.begin));
+  it.res = std::min(it.n, resident);
+  it.src = x + it.row * ld_x + it.begin;
+  return it;
+}
+
+// This thread's share of the row's S partials merged (thread i takes partial i, i + 512, ...;
+// S is at most the grid, 264 on the H200: one L2 round trip), before the block reduction. Tagged:
+// await_partial's relaxed device-scope loads spin until the slot is published. Counted (the
+// caller has waited for the row's counter): __ldcg reads L2, never a stale L1 line (another block
+// of this SM may have cached a neighbouring row's partials).
+__device__ __forceinline__ RowStats thread_partials(float2* row_partials, int S, bool tagged) {
+  RowStats st = empty_stats();
+  for (int i = static_cast<int>(threadIdx.x); i < S; i += kSliceThreads) {
+    if (tagged) {
+      st = merge(st, await_partial(row_partials + i));
+    } else {
+      const float2 pr = __ldcg(row_partials + i);
+      st = merge(st, RowStats{pr.x, pr.y});
+    }
+  }
+  return st;
+}
+
 // kWindowed: the rows may start off 16-byte boundaries (compiled apart from the aligned case, whose
 // offsets are 0 at compile time).
 template <class T, bool kWindowed>
@@ -204,23 +244,11 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
   // of s for every item, and the next item's chunk c can be copied in as soon as this item's chunk
   // c is written.
   const std::int64_t items = M * S;
-  struct Item {
-    const T* src;  // the slice's first element in x
-    std::int64_t row, begin, n, res;
-    int part;
-  };
   const auto item_at = [&](std::int64_t item) {
-    Item it;
-    it.row = item / S;
-    it.part = static_cast<int>(item % S);
-    it.begin = it.part * slice;
-    it.n = std::max<std::int64_t>(0, std::min(slice, N - it.begin));
-    it.res = std::min(it.n, resident);
-    it.src = x + it.row * ld_x + it.begin;
-    return it;
+    return split_item(x, N, ld_x, S, slice, resident, item);
   };
   if (blockIdx.x < items) {
-    const Item first = item_at(blockIdx.x);
+    const SplitItem<T> first = item_at(blockIdx.x);
     const SliceWindow w = slice_window<kWindowed>(first.src, first.res, x_tma);
 #pragma unroll
     for (int c = 0; c < kSliceChunks; ++c)
@@ -228,7 +256,7 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
   }
 
   for (std::int64_t item = blockIdx.x; item < items; item += gridDim.x) {
-    const Item it = item_at(item);
+    const SplitItem<T> it = item_at(item);
     const SliceWindow w = slice_window<kWindowed>(it.src, it.res, x_tma);
     const T* window = it.src - w.lo;  // x's window; y's is dst - w.lo
 
@@ -256,7 +284,7 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
         count.fetch_add(1u, cuda::memory_order_release);
       }
       if (prefetch && x_tma && has_next) {
-        const Item nx = item_at(next);
+        const SplitItem<T> nx = item_at(next);
         const SliceWindow nw = slice_window<kWindowed>(nx.src, nx.res, x_tma);
         const auto bytes = static_cast<std::uint32_t>((nw.vhi - nw.vlo) * kVecBytes);
         if (bytes > 0) prefetch_l2(nx.src - nw.lo + nw.vlo * V, bytes);
@@ -268,23 +296,11 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
     }
     if (!tagged) __syncthreads();
 
-    // 3. The block merges the S partials: thread i loads partial i (S <= the grid's 2 blocks per
-    //    SM, at most 264 on the H200, fewer than the block's 512 threads: one L2 round trip, where
-    //    one warp looping over them took ceil(S / 32) -- 9 at N = 2^22), then one block
-    //    reduction, the same tree in every block: every block of the row gets the same
-    //    statistics. Tagged: await_partial's relaxed device-scope loads spin until the slot is
-    //    published. Counted: __ldcg reads L2, never a stale L1 line (another block of this SM may
-    //    have cached a neighbouring row's partials).
-    RowStats row_stats = empty_stats();
-    for (int i = static_cast<int>(threadIdx.x); i < S; i += kSliceThreads) {
-      if (tagged) {
-        row_stats = merge(row_stats, await_partial(partials + it.row * S + i));
-      } else {
-        const float2 pr = __ldcg(partials + it.row * S + i);
-        row_stats = merge(row_stats, RowStats{pr.x, pr.y});
-      }
-    }
-    row_stats = block_allreduce<kSliceThreads>(row_stats, MergeOp{});
+    // 3. The block merges the S partials: one per thread (where one warp looping over them took
+    //    ceil(S / 32) L2 round trips -- 9 at N = 2^22), then one block reduction, the same tree
+    //    in every block: every block of the row gets the same statistics.
+    const RowStats row_stats = block_allreduce<kSliceThreads>(
+        thread_partials(partials + it.row * S, S, tagged), MergeOp{});
     const RowScale scale = row_scale(row_stats);
     T* y_window = y + it.row * ld_y + it.begin - w.lo;
     if (x_tma)
@@ -299,7 +315,7 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
     //    rather than kept from the start: nothing of them stays live in registers across the
     //    merge and the streamed writes -- the bf16 instantiation is at the 64-register bound.)
     write_slice_edges(s, y_window, w, scale);
-    const Item nx = item_at(has_next ? next : item);
+    const SplitItem<T> nx = item_at(has_next ? next : item);
     const SliceWindow nw = slice_window<kWindowed>(nx.src, nx.res, x_tma);
     const T* next_window = nx.src - nw.lo;
     const std::int64_t per = chunk_vecs(resident / V);
@@ -313,31 +329,160 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
   }
 }
 
-// Once per process and type: the dynamic shared memory limit of both instantiations.
+// The pipelined exchange (SoftmaxPlan::buffers = 2, rows on chip only): two slices per block, in
+// two halves of its shared memory, so that a row's exchange never leaves the SM idle. In the kernel
+// above a block has nothing to load or store from the moment its slice has landed until the row's
+// last partial arrives: the statistics pass over shared memory, the publication and the wait for
+// the slowest block of the row (on the H200 ~23% of the time at fp32 N = 2^19). Here item k + 1
+// is already in the other half while item k is written, so the steps of a loop trip are
+//   1. gather the row statistics of item k: its partials were published a whole trip ago (step
+//      3 of the trip before), so the wait is only the skew between the row's blocks;
+//   2. write item k chunk by chunk; after chunk c, copy item k + 2's chunk c into the bytes it
+//      freed (as the kernel above does), then take item k + 1's statistics of chunk c from the
+//      other half (its chunks landed during the trip before) -- the stores of item k and the
+//      loads of item k + 2 stay in flight while shared memory is read;
+//   3. reduce and publish item k + 1's partial, and go on to item k + 1.
+// The bytes and FLOPs are the kernel above's for rows on chip; each slice is half as long, so a
+// row is over twice as many blocks (S doubles, the partials with it). Partials are tagged words
+// only; the x_tma path only (the dispatch gives every row the room for its window); no L2
+// prefetch (the next slice is on chip). One block per SM (its shared memory is both halves): the
+// launch bounds give each thread up to 128 registers.
+template <class T, bool kWindowed>
+__global__ void __launch_bounds__(kSliceThreads, 1)
+    split_row_pipelined_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t M,
+                               std::int64_t N, std::int64_t ld_x, std::int64_t ld_y, int S,
+                               std::int64_t slice, std::int64_t half, bool y_vec,
+                               float2* __restrict__ partials) {
+  constexpr int V = Vec<T>::kElems;
+  extern __shared__ __align__(kVecBytes) unsigned char slice_smem[];
+#pragma nv_diag_suppress static_var_with_dynamic_init
+  __shared__ BlockBarrier bars[2][kSliceChunks];
+  init_slice_barriers(bars[0]);
+  init_slice_barriers(bars[1]);
+  // Half b of shared memory (`half` elements, whole vectors) holds the items k with k % 2 == b;
+  // each half's barriers complete one phase per item, their parities kept as bits b of `phase`.
+  const auto buf = [&](int b) { return reinterpret_cast<T*>(slice_smem) + b * half; };
+  unsigned phase = 0;
+  const std::int64_t items = M * S;
+  const std::int64_t per = chunk_vecs(slice / V);  // chunk c lies in the same bytes for every item
+  const auto item_at = [&](std::int64_t item) {
+    return split_item(x, N, ld_x, S, slice, slice, item);
+  };
+  const auto window_of = [&](const SplitItem<T>& it) {
+    return slice_window<kWindowed>(it.src, it.n, true);
+  };
+  // Item `item`'s copies into half b: the chunks by the copy engine, its edges by the threads
+  // (visible after the next __syncthreads).
+  const auto copy_item = [&](std::int64_t item, int b) {
+    const SplitItem<T> it = item_at(item);
+    const SliceWindow w = window_of(it);
+    const SliceBarriers sb{bars[b]};
+#pragma unroll
+    for (int c = 0; c < kSliceChunks; ++c)
+      issue_chunk_copy(buf(b), it.src - w.lo, chunk_range(c, w, per), sb, c);
+    copy_slice_rest(buf(b), it.src - w.lo, w);
+  };
+  const auto publish = [&](std::int64_t item, RowStats st) {
+    st = block_allreduce<kSliceThreads>(st, MergeOp{});
+    if (threadIdx.x == 0) {
+      const SplitItem<T> it = item_at(item);
+      publish_partial(partials + it.row * S + it.part, st);
+    }
+  };
+
+  if (blockIdx.x >= items) return;
+  copy_item(blockIdx.x, 0);
+  if (blockIdx.x + gridDim.x < items) copy_item(blockIdx.x + gridDim.x, 1);
+  {
+    SliceBarriers sb{bars[0]};
+    publish(blockIdx.x, slice_stats(buf(0), window_of(item_at(blockIdx.x)), per, sb));
+    phase ^= 1u;
+  }
+
+  int b = 0;  // the half holding item k
+  for (std::int64_t item = blockIdx.x; item < items; item += gridDim.x, b ^= 1) {
+    const SplitItem<T> it = item_at(item);
+    const SliceWindow w = window_of(it);
+    // 1. This row's statistics, from partials published a trip ago.
+    const RowScale scale = row_scale(block_allreduce<kSliceThreads>(
+        thread_partials(partials + it.row * S, S, true), MergeOp{}));
+    T* y_window = y + it.row * ld_y + it.begin - w.lo;
+
+    // 2. Write item k, copy item k + 2 into its bytes, take item k + 1's statistics.
+    const std::int64_t next = item + gridDim.x, after = next + gridDim.x;
+    const bool has_next = next < items, has_after = after < items;
+    const SplitItem<T> nx = item_at(has_next ? next : item);
+    const SliceWindow nw = window_of(nx);
+    const SplitItem<T> af = item_at(has_after ? after : item);
+    const SliceWindow aw = window_of(af);
+    const SliceBarriers mine{bars[b]};
+    BlockBarrier* next_bars = bars[b ^ 1];
+    const bool next_parity = (phase >> (b ^ 1)) & 1u;
+    write_slice_edges(buf(b), y_window, w, scale);  // before any copy may land on their vectors
+    RowStats st = empty_stats();
+#pragma unroll
+    for (int c = 0; c < kSliceChunks; ++c) {
+      const VecRange r = chunk_range(c, w.vlo, w.vhi, per);
+      write_slice_vecs(buf(b), y_window, r.begin, r.end, y_vec, scale);
+      __syncthreads();  // every read of chunk c of item k is done
+      if (has_after) issue_chunk_copy(buf(b), af.src - aw.lo, chunk_range(c, aw, per), mine, c);
+      if (has_next) {
+        next_bars[c].wait_parity(next_parity);
+        const VecRange rn = chunk_range(c, nw, per);
+        st = smem_vec_stats(buf(b ^ 1), rn.begin, rn.end, st);
+      }
+    }
+    if (has_after) copy_slice_rest(buf(b), af.src - aw.lo, aw);
+
+    // 3. Item k + 1's partial: its edges (copied by the threads a trip ago), then publish.
+    if (has_next) {
+      phase ^= 1u << (b ^ 1);
+      for_each_edge<T>(nw, [&](std::int64_t j) {
+        const float f[1] = {to_float(buf(b ^ 1)[j])};
+        st = merge(st, stats_of(f));
+      });
+      publish(next, st);
+    }
+  }
+}
+
+// Once per process and type: the dynamic shared memory limit of every instantiation.
 template <class T>
 void prepare() {
   static const bool done = [] {
     allow_all_dynamic_shared_memory(split_row_kernel<T, false>);
     allow_all_dynamic_shared_memory(split_row_kernel<T, true>);
+    allow_all_dynamic_shared_memory(split_row_pipelined_kernel<T, false>);
+    allow_all_dynamic_shared_memory(split_row_pipelined_kernel<T, true>);
     return true;
   }();
   (void)done;
 }
 
-// Blocks of the split kernel the device holds at once with `smem` bytes each, asked once per
-// size (the launch path of a timed run should not pay an occupancy query).
+// The kernel a plan runs (`windowed`: rows off 16-byte boundaries).
 template <class T>
-std::int64_t resident_split_blocks(std::size_t smem) {
+const void* split_kernel(const SoftmaxPlan& plan, bool windowed) {
+  if (plan.buffers == 2)
+    return windowed ? reinterpret_cast<const void*>(split_row_pipelined_kernel<T, true>)
+                    : reinterpret_cast<const void*>(split_row_pipelined_kernel<T, false>);
+  return windowed ? reinterpret_cast<const void*>(split_row_kernel<T, true>)
+                  : reinterpret_cast<const void*>(split_row_kernel<T, false>);
+}
+
+// Blocks of the plan's kernel the device holds at once with its shared memory, asked once per
+// kernel and size (the launch path of a timed run should not pay an occupancy query).
+template <class T>
+std::int64_t resident_split_blocks(const SoftmaxPlan& plan) {
   static std::mutex mu;
-  static std::map<std::pair<int, std::size_t>, std::int64_t> cache;
+  static std::map<std::tuple<int, std::size_t, int>, std::int64_t> cache;
   int device = 0;
   CUDA_CHECK(cudaGetDevice(&device));
   const std::lock_guard<std::mutex> lock(mu);
-  const auto key = std::make_pair(device, smem);
+  const auto key = std::make_tuple(device, plan.smem_bytes, plan.buffers);
   if (auto it = cache.find(key); it != cache.end()) return it->second;
-  // (Both instantiations take the same resources: 512 threads within 64 registers.)
-  const std::int64_t n = resident_blocks(reinterpret_cast<const void*>(split_row_kernel<T, true>),
-                                         kSliceThreads, smem);
+  // (Both instantiations of a kernel take the same resources.)
+  const std::int64_t n = resident_blocks(split_kernel<T>(plan, true), kSliceThreads,
+                                         plan.smem_bytes);
   cache.emplace(key, n);
   return n;
 }
@@ -359,6 +504,12 @@ void check_plan(const SoftmaxPlan& plan, const Problem& p) {
     throw std::invalid_argument("split_row: a grid of " + std::to_string(plan.grid) +
                                 " blocks cannot hold the " + std::to_string(plan.slices) +
                                 " slices of one row at once");
+  if (plan.buffers != 1 && plan.buffers != 2)
+    throw std::invalid_argument("split_row: " + std::to_string(plan.buffers) +
+                                " slices per block; 1 or 2 (the pipelined exchange)");
+  if (plan.buffers == 2 && (plan.resident != plan.slice || !plan.tagged_partials))
+    throw std::invalid_argument("split_row: the pipelined exchange (2 slices per block) needs "
+                                "whole slices in shared memory and tagged partials");
 }
 
 }  // namespace
@@ -379,9 +530,8 @@ void launch_split_row(const SoftmaxPlan& plan, const Launch& l) {
   with_storage(p.dtype, [&](auto type_tag) {
     using T = decltype(type_tag);
     const bool windowed = !is_vector_aligned(l.x, p.ld_x, sizeof(T));
-    const auto kernel = windowed ? split_row_kernel<T, true> : split_row_kernel<T, false>;
     prepare<T>();
-    const std::int64_t resident_max = resident_split_blocks<T>(plan.smem_bytes);
+    const std::int64_t resident_max = resident_split_blocks<T>(plan);
     if (plan.grid > resident_max)
       throw std::invalid_argument("split_row: the grid of " + std::to_string(plan.grid) +
                                   " blocks exceeds the " + std::to_string(resident_max) +
@@ -403,16 +553,32 @@ void launch_split_row(const SoftmaxPlan& plan, const Launch& l) {
     attr[0].val.cooperative = 1;
     cfg.attrs = attr;
     cfg.numAttrs = 1;
-    // The copy engine brings each slice's window when shared memory has room for it (the
-    // dispatch gives rows that are not 16-byte aligned one vector more).
+    // The copy engine brings each slice's window when shared memory (each half of it, pipelined)
+    // has room for it (the dispatch gives rows that are not 16-byte aligned one vector more).
+    const std::size_t buffer_bytes = plan.smem_bytes / static_cast<std::size_t>(plan.buffers);
     const bool x_tma = static_cast<std::size_t>(
                            (plan.resident + max_row_head(l.x, p.ld_x, sizeof(T))) * sizeof(T)) <=
-                       plan.smem_bytes;
+                       buffer_bytes;
     const bool y_vec = x_tma && same_vector_offsets(l.x, p.ld_x, l.y, p.ld_y, sizeof(T));
-    CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, static_cast<const T*>(l.x), static_cast<T*>(l.y),
-                                  p.M, p.N, p.ld_x, p.ld_y, plan.slices, plan.slice, plan.resident,
-                                  x_tma, y_vec, plan.prefetch, plan.tagged_partials,
-                                  partials, arrived));
+    const auto* xp = static_cast<const T*>(l.x);
+    auto* yp = static_cast<T*>(l.y);
+    if (plan.buffers == 2) {
+      if (!x_tma || buffer_bytes % kVecBytes != 0)
+        throw std::invalid_argument(
+            "split_row: the pipelined exchange needs each half of " +
+            std::to_string(plan.smem_bytes) + " bytes of shared memory to be whole vectors and "
+            "to hold a slice's 16-byte window");
+      const auto kernel =
+          windowed ? split_row_pipelined_kernel<T, true> : split_row_pipelined_kernel<T, false>;
+      CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, xp, yp, p.M, p.N, p.ld_x, p.ld_y, plan.slices,
+                                    plan.slice, static_cast<std::int64_t>(buffer_bytes / sizeof(T)),
+                                    y_vec, partials));
+    } else {
+      const auto kernel = windowed ? split_row_kernel<T, true> : split_row_kernel<T, false>;
+      CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, xp, yp, p.M, p.N, p.ld_x, p.ld_y, plan.slices,
+                                    plan.slice, plan.resident, x_tma, y_vec, plan.prefetch,
+                                    plan.tagged_partials, partials, arrived));
+    }
     CUDA_CHECK_LAUNCH();
   });
 }
@@ -422,8 +588,8 @@ int split_row_blocks_per_sm(const SoftmaxPlan& plan, DType t) {
   with_storage(t, [&](auto type_tag) {
     using T = decltype(type_tag);
     prepare<T>();
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, split_row_kernel<T, true>,
-                                                             kSliceThreads, plan.smem_bytes));
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &per_sm, split_kernel<T>(plan, true), kSliceThreads, plan.smem_bytes));
   });
   return per_sm;
 }

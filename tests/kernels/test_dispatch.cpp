@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -135,7 +136,15 @@ void check_invariants(const SoftmaxPlan& s, const Problem& p, const DeviceLimits
       CHECK(s.resident >= V);
       CHECK(s.resident % V == 0);
       CHECK(s.resident <= s.slice);
-      CHECK(s.smem_bytes == static_cast<std::size_t>((s.resident + slice_room(p)) * b));
+      CHECK((s.buffers == 1 || s.buffers == 2));
+      CHECK(s.smem_bytes == static_cast<std::size_t>((s.resident + slice_room(p)) * b * s.buffers));
+      // Two slices per block: whole slices on chip, one block per SM, tagged partials, no prefetch.
+      if (s.buffers == 2) {
+        CHECK(s.resident == s.slice);
+        CHECK(s.grid <= std::int64_t{d.sm_count});
+        CHECK(s.tagged_partials);
+        CHECK_FALSE(s.prefetch);
+      }
       // Co-resident grid: every block of a row is running at once; the blocks an SM gets
       // (at most kSplitBlocksPerSm) fit in its shared memory.
       CHECK(s.grid >= s.slices);
@@ -501,6 +510,72 @@ TEST_CASE("dispatch: two rows per trip are candidates for short rows", "[dispatc
   // No tile of more than 16 elements per lane takes two rows (N = 1024: 32 lanes x 8 vectors).
   for (const SoftmaxPlan& s : candidate_plans(dense(4096, 1024, DType::f32), kH200))
     if (s.family == SoftmaxFamily::warp_rows && s.vecs * 4 > 16) CHECK(s.rows_per_trip == 1);
+}
+
+TEST_CASE("dispatch: split_row's pipelined candidate holds two slices per block, rows on chip only",
+          "[dispatch]") {
+  const auto pipelined = [](const Problem& p) {
+    std::vector<SoftmaxPlan> out;
+    for (const SoftmaxPlan& s : family_plans(SoftmaxFamily::split_row, p, kH200))
+      if (s.buffers == 2) out.push_back(s);
+    return out;
+  };
+  // M = 256, N = 2^19 fp32 (2 MB rows): slices of at most half a block's shared memory (~113 KB),
+  // so 19 per row would do; 6 rows of 22 slices fill the 132 SMs, each block two slices.
+  const auto a = pipelined(dense(256, 1 << 19, DType::f32));
+  REQUIRE(a.size() == 1);
+  INFO(summary(a[0]));
+  CHECK(a[0].slices == 22);
+  CHECK(a[0].rows_in_flight == 6);
+  CHECK(a[0].grid == 132);
+  CHECK(a[0].smem_bytes == 2u * static_cast<std::size_t>(a[0].slice) * 4u);
+  CHECK(summary(a[0]).find(" pipelined") != std::string::npos);
+  CHECK(a[0].why.find("two slices per block") != std::string::npos);
+  // Twice the slices of the one-slice plan on one block per SM.
+  const SoftmaxPlan one = family_plans(SoftmaxFamily::split_row, dense(256, 1 << 19, DType::f32),
+                                       kH200)[3];
+  CHECK(one.buffers == 1);
+  CHECK(one.grid <= kH200.sm_count);
+  CHECK(a[0].slices >= 2 * one.slices);
+  // M = 64, N = 2^21: one 8 MB row a wave, 132 slices of 62 KB, two per block.
+  const auto c = pipelined(dense(64, 1 << 21, DType::f32));
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].rows_in_flight == 1);
+  CHECK(c[0].slices == 132);
+  // N = 2^22 fp32: two 16 MB rows do not fit on chip; rows read twice never get it either.
+  CHECK(pipelined(dense(32, 1 << 22, DType::f32)).empty());
+  CHECK(pipelined(dense(8, 1 << 24, DType::f32)).empty());
+  CHECK(pipelined(dense(1, 1 << 26, DType::bf16)).empty());
+  // bf16 rows of 2^22 elements are 8 MB: they do.
+  CHECK(pipelined(dense(32, 1 << 22, DType::bf16)).size() == 1);
+}
+
+TEST_CASE("split_row refuses a pipelined plan it cannot run, before any launch", "[dispatch]") {
+  // launch_plan checks the plan before it touches the device: no GPU needed.
+  const Problem p = dense(256, 1 << 19, DType::f32);
+  SoftmaxPlan good;
+  for (const SoftmaxPlan& s : family_plans(SoftmaxFamily::split_row, p, kH200))
+    if (s.buffers == 2) good = s;
+  REQUIRE(good.buffers == 2);
+  Launch l;
+  l.p = p;
+  const auto refusal = [&](const SoftmaxPlan& s) -> std::string {
+    try {
+      launch_plan(s, l);
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "accepted";
+  };
+  SoftmaxPlan part = good;  // a slice only partly resident
+  part.resident = good.slice / 2;
+  CHECK(refusal(part).find("pipelined exchange") != std::string::npos);
+  SoftmaxPlan counted = good;
+  counted.tagged_partials = false;
+  CHECK(refusal(counted).find("tagged partials") != std::string::npos);
+  SoftmaxPlan three = good;
+  three.buffers = 3;
+  CHECK(refusal(three).find("1 or 2") != std::string::npos);
 }
 
 TEST_CASE("dispatch: split_row prefetches into L2 only while a wave of rows fills at most 41% of it",
