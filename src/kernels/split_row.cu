@@ -164,16 +164,24 @@ __device__ __forceinline__ void publish_partial(float2* slot, RowStats st) {
   word.store(bits, cuda::memory_order_relaxed);
 }
 
-__device__ __forceinline__ RowStats await_partial(float2* slot) {
+// The slot's word as it is now (one relaxed device-scope load: it may still be unpublished).
+__device__ __forceinline__ unsigned long long partial_bits(float2* slot) {
   cuda::atomic_ref<unsigned long long, cuda::thread_scope_device> word(
       *reinterpret_cast<unsigned long long*>(slot));
-  unsigned long long bits = word.load(cuda::memory_order_relaxed);
+  return word.load(cuda::memory_order_relaxed);
+}
+// The partial, from `bits` (an earlier partial_bits of the slot) once published: loaded again until
+// it is.
+__device__ __forceinline__ RowStats await_partial(float2* slot, unsigned long long bits) {
   while (static_cast<std::uint32_t>(bits >> 32) == kUnpublished) {
     __nanosleep(32);
-    bits = word.load(cuda::memory_order_relaxed);
+    bits = partial_bits(slot);
   }
   return RowStats{__uint_as_float(static_cast<std::uint32_t>(bits)),
                   __uint_as_float(static_cast<std::uint32_t>(bits >> 32))};
+}
+__device__ __forceinline__ RowStats await_partial(float2* slot) {
+  return await_partial(slot, partial_bits(slot));
 }
 
 // Brings bytes [src, src + bytes) towards L2 without waiting (one bulk prefetch instruction;
@@ -330,23 +338,26 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
 }
 
 // The pipelined exchange (SoftmaxPlan::buffers = 2, rows on chip only): two slices per block, in
-// two halves of its shared memory, so that a row's exchange never leaves the SM idle. In the kernel
-// above a block has nothing to load or store from the moment its slice has landed until the row's
-// last partial arrives: the statistics pass over shared memory, the publication and the wait for
-// the slowest block of the row (on the H200 ~23% of the time at fp32 N = 2^19). Here item k + 1
-// is already in the other half while item k is written, so the steps of a loop trip are
-//   1. gather the row statistics of item k: its partials were published a whole trip ago (step
-//      3 of the trip before), so the wait is only the skew between the row's blocks;
-//   2. write item k chunk by chunk; after chunk c, copy item k + 2's chunk c into the bytes it
-//      freed (as the kernel above does), then take item k + 1's statistics of chunk c from the
-//      other half (its chunks landed during the trip before) -- the stores of item k and the
-//      loads of item k + 2 stay in flight while shared memory is read;
-//   3. reduce and publish item k + 1's partial, and go on to item k + 1.
-// The bytes and FLOPs are the kernel above's for rows on chip; each slice is half as long, so a
-// row is over twice as many blocks (S doubles, the partials with it). Partials are tagged words
-// only; the x_tma path only (the dispatch gives every row the room for its window); no L2
-// prefetch (the next slice is on chip). One block per SM (its shared memory is both halves): the
-// launch bounds give each thread up to 128 registers.
+// two halves of its shared memory, so that a row's exchange is off the critical path. In the
+// kernel above, once a block's slice has landed it loads and stores nothing until the row's last
+// partial arrives: the statistics pass over shared memory, the publication, the L2 round trip and
+// the wait for the slowest block of the row. Here item k + 1 is already in the other half while
+// item k waits to be written, so a loop trip over item k is
+//   1. load this thread's partial of item k's row (thread i takes slot i; S <= the grid <= 512);
+//   2. take item k + 1's statistics from the other half (its chunks were copied in during the trip
+//      before) and publish them -- a whole trip before any block needs them;
+//   3. finish step 1: item k's partials were published in step 2 of the trip before, so they are
+//      normally in the registers already (no wait for the slowest block: only for one a whole
+//      trip late); merge them;
+//   4. write item k chunk by chunk, copying item k + 2's chunk c into its bytes once chunk c is
+//      written (as the kernel above does with the next item).
+// A block's step 3 depends on its row's blocks having finished the trip before last: the rows
+// cannot deadlock (every block resident, every block publishes before it waits). The bytes and
+// FLOPs are the kernel above's for rows on chip; each slice is half as long, so a row is over
+// twice as many blocks (S doubles, the partials with it). Tagged partials only; the x_tma path
+// only (the dispatch gives every row the room for its window); no L2 prefetch (the next slice is
+// on chip). One block per SM (its shared memory is both halves): the launch bounds give each
+// thread up to 128 registers.
 template <class T, bool kWindowed>
 __global__ void __launch_bounds__(kSliceThreads, 1)
     split_row_pipelined_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t M,
@@ -360,9 +371,10 @@ __global__ void __launch_bounds__(kSliceThreads, 1)
   init_slice_barriers(bars[0]);
   init_slice_barriers(bars[1]);
   // Half b of shared memory (`half` elements, whole vectors) holds the items k with k % 2 == b;
-  // each half's barriers complete one phase per item, their parities kept as bits b of `phase`.
+  // each half's barriers complete one phase per item, the parity of its next phase kept as bit b
+  // of `phases` (no array indexed at run time: it would live in local memory).
   const auto buf = [&](int b) { return reinterpret_cast<T*>(slice_smem) + b * half; };
-  unsigned phase = 0;
+  unsigned phases = 0;
   const std::int64_t items = M * S;
   const std::int64_t per = chunk_vecs(slice / V);  // chunk c lies in the same bytes for every item
   const auto item_at = [&](std::int64_t item) {
@@ -376,73 +388,55 @@ __global__ void __launch_bounds__(kSliceThreads, 1)
   const auto copy_item = [&](std::int64_t item, int b) {
     const SplitItem<T> it = item_at(item);
     const SliceWindow w = window_of(it);
-    const SliceBarriers sb{bars[b]};
-#pragma unroll
-    for (int c = 0; c < kSliceChunks; ++c)
-      issue_chunk_copy(buf(b), it.src - w.lo, chunk_range(c, w, per), sb, c);
-    copy_slice_rest(buf(b), it.src - w.lo, w);
+    SliceBarriers sb{bars[b]};
+    issue_slice_copy(buf(b), it.src - w.lo, w, per, sb);
   };
-  const auto publish = [&](std::int64_t item, RowStats st) {
-    st = block_allreduce<kSliceThreads>(st, MergeOp{});
-    if (threadIdx.x == 0) {
-      const SplitItem<T> it = item_at(item);
-      publish_partial(partials + it.row * S + it.part, st);
-    }
+  // Item `item`'s statistics from half b (waiting for each chunk), published.
+  const auto publish_stats = [&](std::int64_t item, int b) {
+    const SplitItem<T> it = item_at(item);
+    SliceBarriers sb{bars[b], ((phases >> b) & 1u) != 0};
+    const RowStats st = block_allreduce<kSliceThreads>(
+        slice_stats(buf(b), window_of(it), per, sb), MergeOp{});
+    phases ^= 1u << b;
+    if (threadIdx.x == 0) publish_partial(partials + it.row * S + it.part, st);
   };
 
   if (blockIdx.x >= items) return;
   copy_item(blockIdx.x, 0);
   if (blockIdx.x + gridDim.x < items) copy_item(blockIdx.x + gridDim.x, 1);
-  {
-    SliceBarriers sb{bars[0]};
-    publish(blockIdx.x, slice_stats(buf(0), window_of(item_at(blockIdx.x)), per, sb));
-    phase ^= 1u;
-  }
+  publish_stats(blockIdx.x, 0);
 
   int b = 0;  // the half holding item k
   for (std::int64_t item = blockIdx.x; item < items; item += gridDim.x, b ^= 1) {
     const SplitItem<T> it = item_at(item);
-    const SliceWindow w = window_of(it);
-    // 1. This row's statistics, from partials published a trip ago.
-    const RowScale scale = row_scale(block_allreduce<kSliceThreads>(
-        thread_partials(partials + it.row * S, S, true), MergeOp{}));
-    T* y_window = y + it.row * ld_y + it.begin - w.lo;
-
-    // 2. Write item k, copy item k + 2 into its bytes, take item k + 1's statistics.
+    float2* row_partials = partials + it.row * S;
+    // 1. This thread's partial of the row, as it is now.
+    const bool has_slot = static_cast<int>(threadIdx.x) < S;
+    const unsigned long long bits = has_slot ? partial_bits(row_partials + threadIdx.x) : 0;
+    // 2. The next item's statistics, published a trip ahead.
     const std::int64_t next = item + gridDim.x, after = next + gridDim.x;
-    const bool has_next = next < items, has_after = after < items;
-    const SplitItem<T> nx = item_at(has_next ? next : item);
-    const SliceWindow nw = window_of(nx);
+    if (next < items) publish_stats(next, b ^ 1);
+    // 3. This row's statistics.
+    const RowStats mine =
+        has_slot ? await_partial(row_partials + threadIdx.x, bits) : empty_stats();
+    const RowScale scale = row_scale(block_allreduce<kSliceThreads>(mine, MergeOp{}));
+
+    // 4. Write item k; copy item k + 2 into its bytes as they are freed.
+    const SliceWindow w = window_of(it);
+    T* y_window = y + it.row * ld_y + it.begin - w.lo;
+    const bool has_after = after < items;
     const SplitItem<T> af = item_at(has_after ? after : item);
     const SliceWindow aw = window_of(af);
-    const SliceBarriers mine{bars[b]};
-    BlockBarrier* next_bars = bars[b ^ 1];
-    const bool next_parity = (phase >> (b ^ 1)) & 1u;
     write_slice_edges(buf(b), y_window, w, scale);  // before any copy may land on their vectors
-    RowStats st = empty_stats();
 #pragma unroll
     for (int c = 0; c < kSliceChunks; ++c) {
       const VecRange r = chunk_range(c, w.vlo, w.vhi, per);
       write_slice_vecs(buf(b), y_window, r.begin, r.end, y_vec, scale);
       __syncthreads();  // every read of chunk c of item k is done
-      if (has_after) issue_chunk_copy(buf(b), af.src - aw.lo, chunk_range(c, aw, per), mine, c);
-      if (has_next) {
-        next_bars[c].wait_parity(next_parity);
-        const VecRange rn = chunk_range(c, nw, per);
-        st = smem_vec_stats(buf(b ^ 1), rn.begin, rn.end, st);
-      }
+      if (has_after)
+        issue_chunk_copy(buf(b), af.src - aw.lo, chunk_range(c, aw, per), SliceBarriers{bars[b]}, c);
     }
     if (has_after) copy_slice_rest(buf(b), af.src - aw.lo, aw);
-
-    // 3. Item k + 1's partial: its edges (copied by the threads a trip ago), then publish.
-    if (has_next) {
-      phase ^= 1u << (b ^ 1);
-      for_each_edge<T>(nw, [&](std::int64_t j) {
-        const float f[1] = {to_float(buf(b ^ 1)[j])};
-        st = merge(st, stats_of(f));
-      });
-      publish(next, st);
-    }
   }
 }
 
@@ -507,9 +501,11 @@ void check_plan(const SoftmaxPlan& plan, const Problem& p) {
   if (plan.buffers != 1 && plan.buffers != 2)
     throw std::invalid_argument("split_row: " + std::to_string(plan.buffers) +
                                 " slices per block; 1 or 2 (the pipelined exchange)");
-  if (plan.buffers == 2 && (plan.resident != plan.slice || !plan.tagged_partials))
+  if (plan.buffers == 2 && (plan.resident != plan.slice || !plan.tagged_partials ||
+                            plan.slices > kSliceThreads))
     throw std::invalid_argument("split_row: the pipelined exchange (2 slices per block) needs "
-                                "whole slices in shared memory and tagged partials");
+                                "whole slices in shared memory, tagged partials and at most " +
+                                std::to_string(kSliceThreads) + " slices a row");
 }
 
 }  // namespace
