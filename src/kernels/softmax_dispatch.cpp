@@ -313,15 +313,16 @@ SoftmaxPlan split_plan(const Problem& p, const DeviceLimits& d, Prefetch prefetc
       "at a time), {} elements per block{}; (max, sum) partials through global memory{}; each "
       "block copies its next slice in chunk by chunk as it writes this one",
       shape_words(p), S, s.grid, blocks_per_sm, R, slice,
-      on_chip ? fmt::format(" held in shared memory ({}): x read once",
-                            kib(static_cast<double>(s.smem_bytes)))
+      on_chip ? fmt::format(" held in shared memory ({}{}): x read once",
+                            kib(static_cast<double>(s.smem_bytes)),
+                            buffers == 2 ? " for two slices" : "")
               : fmt::format(", the first {} ({}) held in shared memory, the rest ({:.0f}% of the "
                             "row) read twice, the second time in reverse so its tail hits L2",
                             s.resident, kib(static_cast<double>(s.smem_bytes)), 100.0 * reread),
       s.prefetch ? ", the next slice prefetched into L2 while a row waits for its partials" : "");
   if (buffers == 2)
-    s.why += "; two slices per block: the next row's statistics are taken and published while "
-             "this row is written, its partials gathered a whole write later";
+    s.why += "; two slices per block: the next row's statistics are published before this row is "
+             "written, a whole trip before any block waits for them";
   return s;
 }
 
@@ -337,7 +338,16 @@ SoftmaxPlan split_pipelined(const Problem& p, const DeviceLimits& d) {
 // two blocks' would be; the H200's tuning runs, session 6, on one MUFU.EX2 per exponential: fp32
 // 1.02-1.04x two blocks per SM at N = 2^18 ... 2^22, bf16 1.05-1.07x at 2^19 ... 2^22), rows read
 // twice on two (there one block per SM keeps a smaller share of the row: 0.82-0.88x).
+// fp32 rows on chip whose pipelined plan keeps at least kSplitPipelinedMinRows rows in flight
+// take it (session 8's tuning run, call 2: 1.008x at N = 2^18, 1.021x at 2^19, 1.078x at 2^20,
+// 1.015x at 1000003, all with R >= 3; 0.966x at 2^21, R = 1, where every block of the card waits
+// on one row; 16-bit rows 0.85-0.93x everywhere: their statistics pass, twice the elements per
+// byte, runs with no copy in flight).
 SoftmaxPlan split_default(const Problem& p, const DeviceLimits& d) {
+  if (p.dtype == DType::f32) {
+    SoftmaxPlan q = split_pipelined(p, d);
+    if (q.buffers == 2 && q.rows_in_flight >= kSplitPipelinedMinRows) return q;
+  }
   SoftmaxPlan one = split_plan(p, d, Prefetch::by_rule, 1);
   if (one.resident == one.slice) return one;
   return split_plan(p, d, Prefetch::by_rule);

@@ -66,6 +66,9 @@ inline constexpr std::size_t kClusterSliceTarget = 64 * 1024;
 inline constexpr std::size_t kClusterSliceMax = 112 * 1024;
 // split_row: a slice is never shorter than this (it bounds the workspace: see split_workspace_bytes).
 inline constexpr std::int64_t kMinSplitSlice = 2048;
+// split_row: fp32 rows on chip take the pipelined exchange (two slices per block) by default when
+// it keeps at least this many rows in flight.
+inline constexpr std::int64_t kSplitPipelinedMinRows = 3;
 // Row lengths up to which each register family is the default. block_row's limit is its largest
 // tile, 1024 threads x 32 elements (fp32 8 vectors, 16-bit 4: the tile is fp32 in registers
 // whatever the storage, and a 1024-thread block stays within 64 registers a thread).

@@ -21,6 +21,15 @@ constexpr DType kDtypes[] = {DType::f32, DType::bf16, DType::f16};
 
 std::int64_t vec_elems(DType t) { return kVectorBytes / dtype_bytes(t); }
 
+// split_row's plan with one slice per block on one block per SM (the default for 16-bit rows on
+// chip; a candidate for fp32 ones).
+SoftmaxPlan single_slice_one_per_sm(const Problem& p) {
+  for (const SoftmaxPlan& s : family_plans(SoftmaxFamily::split_row, p, kH200))
+    if (s.buffers == 1 && s.grid <= kH200.sm_count) return s;
+  FAIL("no split_row plan with one slice per block on one block per SM for N = " << p.N);
+  return {};
+}
+
 // Rows whose stride is whole 16-byte vectors (ld = N rounded up to a vector).
 Problem padded(std::int64_t M, std::int64_t N, DType t) {
   Problem p = dense(M, N, t);
@@ -397,12 +406,17 @@ TEST_CASE("dispatch: split rows stay on chip while the card holds them, else rea
   CHECK(plan_softmax(dense(1, 1 << 26, DType::f32), kH200).grid == 264);
   CHECK(a.resident == a.slice);
   CHECK(a.traffic == TrafficModel::fused);
-  // M = 8, N = 2^20 fp32: 32 MB in all, more than the ~29 MB on chip: 2 waves of 4 rows, not
-  // 7 rows and then 1 row on a seventh of the card.
+  // M = 8, N = 2^20 fp32: 32 MB in all, more than the ~29 MB on chip. One slice per block on one
+  // block per SM: 2 waves of 4 rows, not 7 rows and then 1 row on a seventh of the card. The
+  // default, two slices per block (two waves' slices on chip): 3 waves of at most 3 rows.
   const SoftmaxPlan b = plan_softmax(dense(8, 1 << 20, DType::f32), kH200);
   REQUIRE(b.family == SoftmaxFamily::split_row);
-  CHECK(b.rows_in_flight == 4);
+  CHECK(b.buffers == 2);
+  CHECK(b.rows_in_flight == 3);
   CHECK(b.traffic == TrafficModel::fused);
+  const SoftmaxPlan one = single_slice_one_per_sm(dense(8, 1 << 20, DType::f32));
+  CHECK(one.rows_in_flight == 4);
+  CHECK(one.traffic == TrafficModel::fused);
   // M = 1, N = 2^26 fp32 (256 MB) and M = 8, N = 2^24: too long for the card, two reads.
   for (const Problem& p : {dense(1, 1 << 26, DType::f32), dense(8, 1 << 24, DType::f32),
                            dense(1, 1 << 26, DType::bf16)}) {
@@ -548,6 +562,18 @@ TEST_CASE("dispatch: split_row's pipelined candidate holds two slices per block,
   CHECK(pipelined(dense(1, 1 << 26, DType::bf16)).empty());
   // bf16 rows of 2^22 elements are 8 MB: they do.
   CHECK(pipelined(dense(32, 1 << 22, DType::bf16)).size() == 1);
+  // The default: fp32 rows on chip whose pipelined plan keeps >= kSplitPipelinedMinRows rows in
+  // flight (2^18 ... 2^20 and 1000003 in the default sweep), not 2^21 (one row) nor 16-bit rows.
+  for (const std::int64_t n : {std::int64_t{1} << 18, std::int64_t{1} << 19, std::int64_t{1} << 20,
+                               std::int64_t{1000003}}) {
+    const SoftmaxPlan f = plan_softmax(dense((std::int64_t{1} << 27) / n, n, DType::f32), kH200);
+    INFO("N = " << n << ": " << summary(f));
+    CHECK(f.family == SoftmaxFamily::split_row);
+    CHECK(f.buffers == 2);
+    CHECK(f.rows_in_flight >= kSplitPipelinedMinRows);
+    CHECK(plan_softmax(dense((std::int64_t{1} << 27) / n, n, DType::bf16), kH200).buffers == 1);
+  }
+  CHECK(plan_softmax(dense(64, 1 << 21, DType::f32), kH200).buffers == 1);
 }
 
 TEST_CASE("split_row refuses a pipelined plan it cannot run, before any launch", "[dispatch]") {
@@ -584,17 +610,17 @@ TEST_CASE("dispatch: split_row prefetches into L2 only while a wave of rows fill
   CHECK(plan_softmax(dense(32, 1 << 22, DType::f32), kH200).prefetch);
   CHECK(plan_softmax(dense(64, 1 << 21, DType::f32), kH200).prefetch);
   // M = 128, N = 2^20 on two blocks per SM (the family's first candidate): 7 rows of 4 MB =
-  // 29.4 MB per wave: no prefetch (the lines would not last). The default, one block per SM,
-  // holds 6 rows at a time (25.2 MB): prefetch.
+  // 29.4 MB per wave: no prefetch (the lines would not last). One block per SM holds 6 rows at a
+  // time (25.2 MB): prefetch. The default (two slices per block) has the next slice on chip: none.
   const SoftmaxPlan b =
       family_plans(SoftmaxFamily::split_row, dense(128, 1 << 20, DType::f32), kH200).front();
   CHECK(b.grid > kH200.sm_count);
   CHECK(b.rows_in_flight == 7);
   CHECK_FALSE(b.prefetch);
-  const SoftmaxPlan b1 = plan_softmax(dense(128, 1 << 20, DType::f32), kH200);
-  CHECK(b1.grid <= kH200.sm_count);
+  const SoftmaxPlan b1 = single_slice_one_per_sm(dense(128, 1 << 20, DType::f32));
   CHECK(b1.rows_in_flight == 6);
   CHECK(b1.prefetch);
+  CHECK_FALSE(plan_softmax(dense(128, 1 << 20, DType::f32), kH200).prefetch);
   // Rows read twice: never.
   CHECK_FALSE(plan_softmax(dense(8, 1 << 24, DType::f32), kH200).prefetch);
   // The other setting is always the second candidate, so the tuning run times both.

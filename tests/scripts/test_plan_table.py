@@ -47,6 +47,13 @@ SPLIT_ONE_PER_SM = ("M = 64, N = 2097152 fp32 (8 MiB rows): split_row, each row 
                     "in shared memory (186 KiB): x read once; (max, sum) partials through global memory, the "
                     "next slice prefetched into L2 while a row waits for its partials; each block copies its "
                     "next slice in chunk by chunk as it writes this one")
+# Session 8's: two slices per block (the pipelined exchange).
+SPLIT_PIPELINED = ("M = 128, N = 1048576 fp32 (4 MiB rows): split_row, each row over 44 blocks of a "
+                   "co-resident grid of 132 (1 per SM; 3 row(s) at a time), 23832 elements per block held "
+                   "in shared memory (186 KiB for two slices): x read once; (max, sum) partials through "
+                   "global memory; each block copies its next slice in chunk by chunk as it writes this "
+                   "one; two slices per block: the next row's statistics are published before this row is "
+                   "written, a whole trip before any block waits for them")
 ROW_THREAD_COPY = ("M = 512, N = 262144 bf16 (512 KiB rows): cluster_row, a cluster of 8 block(s) per row, "
                    "32768 elements (64 KiB) per block held in shared memory (copied by the threads, "
                    "cp.async), (max, sum) exchanged through distributed shared memory; x read once")
@@ -75,6 +82,8 @@ class Short(unittest.TestCase):
         self.assertEqual(plan_table.short(SPLIT_TWICE), "split_row S=264, R=1, part read twice")
         self.assertEqual(plan_table.short(SPLIT_ONE_PER_SM),
                          "split_row S=44, R=3, 1 block(s) per SM, L2 prefetch")
+        self.assertEqual(plan_table.short(SPLIT_PIPELINED),
+                         "split_row S=44, R=3, 1 block(s) per SM, pipelined (2 slices)")
         self.assertEqual(plan_table.short(ROW_THREAD_COPY),
                          "cluster_row C=8, 64 KiB slices in smem (cp.async)")
         self.assertEqual(plan_table.short(""), "-")
