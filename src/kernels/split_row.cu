@@ -549,25 +549,26 @@ void launch_split_row(const SoftmaxPlan& plan, const Launch& l) {
     attr[0].val.cooperative = 1;
     cfg.attrs = attr;
     cfg.numAttrs = 1;
-    // The copy engine brings each slice's window when shared memory (each half of it, pipelined)
-    // has room for it (the dispatch gives rows that are not 16-byte aligned one vector more).
-    const std::size_t buffer_bytes = plan.smem_bytes / static_cast<std::size_t>(plan.buffers);
-    const bool x_tma = static_cast<std::size_t>(
-                           (plan.resident + max_row_head(l.x, p.ld_x, sizeof(T))) * sizeof(T)) <=
-                       buffer_bytes;
+    // The copy engine brings each slice's window when the shared memory it lies in has room for
+    // it (the dispatch gives rows that are not 16-byte aligned one vector more).
+    const auto tma_fits = [&](std::size_t bytes) {
+      return static_cast<std::size_t>(
+                 (plan.resident + max_row_head(l.x, p.ld_x, sizeof(T))) * sizeof(T)) <= bytes;
+    };
+    // Pipelined where half of the shared memory holds a slice's window. Where it does not (rows
+    // that start off 16-byte boundaries while the plan, made for aligned rows, has no room), the
+    // one-slice kernel runs on the same grid, its slice in all of the block's shared memory.
+    const std::size_t half_bytes = plan.smem_bytes / 2;
+    const bool pipelined = plan.buffers == 2 && half_bytes % kVecBytes == 0 && tma_fits(half_bytes);
+    const bool x_tma = tma_fits(pipelined ? half_bytes : plan.smem_bytes);
     const bool y_vec = x_tma && same_vector_offsets(l.x, p.ld_x, l.y, p.ld_y, sizeof(T));
     const auto* xp = static_cast<const T*>(l.x);
     auto* yp = static_cast<T*>(l.y);
-    if (plan.buffers == 2) {
-      if (!x_tma || buffer_bytes % kVecBytes != 0)
-        throw std::invalid_argument(
-            "split_row: the pipelined exchange needs each half of " +
-            std::to_string(plan.smem_bytes) + " bytes of shared memory to be whole vectors and "
-            "to hold a slice's 16-byte window");
+    if (pipelined) {
       const auto kernel =
           windowed ? split_row_pipelined_kernel<T, true> : split_row_pipelined_kernel<T, false>;
       CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, xp, yp, p.M, p.N, p.ld_x, p.ld_y, plan.slices,
-                                    plan.slice, static_cast<std::int64_t>(buffer_bytes / sizeof(T)),
+                                    plan.slice, static_cast<std::int64_t>(half_bytes / sizeof(T)),
                                     y_vec, partials));
     } else {
       const auto kernel = windowed ? split_row_kernel<T, true> : split_row_kernel<T, false>;
