@@ -32,6 +32,14 @@ int cluster_tile_active_clusters(const SoftmaxPlan& plan, DType t);
 // this, and the tests skip such candidates for the same reason (softmax.cu).
 bool cluster_placeable(const SoftmaxPlan& plan, DType t);
 
+// split_row with its trace instantiations (split_row.cu): thread 0 of each block stamps the SM
+// clock (clock64) at kSplitTracePoints points of every item's loop trip -- its start, the
+// statistics reduced, the row's partials merged, its end -- into trace[item x kSplitTracePoints +
+// point] (a device buffer of M x plan.slices x kSplitTracePoints words). For the tracing test
+// ("[.trace]"), not for timing: the stamps are the only difference from launch_split_row.
+inline constexpr int kSplitTracePoints = 4;
+void trace_split_row(const SoftmaxPlan& plan, const Launch& l, std::uint64_t* trace);
+
 // Blocks of the split kernel for dtype t with plan.smem_bytes that fit on one SM.
 int split_row_blocks_per_sm(const SoftmaxPlan& plan, DType t);
 

@@ -45,6 +45,7 @@
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 
 #include "kernels/cuda_check.hpp"
@@ -229,9 +230,23 @@ __device__ __forceinline__ RowStats thread_partials(float2* row_partials, int S,
   return st;
 }
 
+// Trace launches only (trace_split_row, kTrace = true): where each item's loop trip spends its
+// time, as SM clock stamps (clock64) at kSplitTracePoints points -- 0 the trip's start, 1 the
+// statistics taken (the slice's, or the pipelined kernel's next slice's) and reduced, 2 the row's
+// partials merged, 3 the trip's end -- thread 0's, at g_split_trace[item x kSplitTracePoints +
+// point]. The kernels the dispatch launches have kTrace = false: no stamp, their instructions the
+// same as without this.
+__device__ std::uint64_t* g_split_trace;
+template <bool kTrace>
+__device__ __forceinline__ void trace_point(std::int64_t item, int point) {
+  if constexpr (kTrace) {
+    if (threadIdx.x == 0) g_split_trace[item * kSplitTracePoints + point] = clock64();
+  }
+}
+
 // kWindowed: the rows may start off 16-byte boundaries (compiled apart from the aligned case, whose
 // offsets are 0 at compile time).
-template <class T, bool kWindowed>
+template <class T, bool kWindowed, bool kTrace = false>
 __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
     split_row_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t M, std::int64_t N,
                      std::int64_t ld_x, std::int64_t ld_y, int S, std::int64_t slice,
@@ -267,6 +282,7 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
     const SplitItem<T> it = item_at(item);
     const SliceWindow w = slice_window<kWindowed>(it.src, it.res, x_tma);
     const T* window = it.src - w.lo;  // x's window; y's is dst - w.lo
+    trace_point<kTrace>(item, 0);
 
     // 1. The slice's statistics: the resident part from shared memory (its copy-engine chunks
     //    were issued while the previous item was written, step 4 below, or above), the rest
@@ -278,6 +294,7 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
     else
       st = stream_stats<1>(window, w.hi, w.lo + it.n, st);
     st = block_allreduce<kSliceThreads>(st, MergeOp{});
+    trace_point<kTrace>(item, 1);
 
     // 2. Publish, prefetch the next slice, wait for the row's other slices.
     const std::int64_t next = item + gridDim.x;
@@ -309,6 +326,7 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
     //    in every block: every block of the row gets the same statistics.
     const RowStats row_stats = block_allreduce<kSliceThreads>(
         thread_partials(partials + it.row * S, S, tagged), MergeOp{});
+    trace_point<kTrace>(item, 2);
     const RowScale scale = row_scale(row_stats);
     T* y_window = y + it.row * ld_y + it.begin - w.lo;
     if (x_tma)
@@ -334,6 +352,7 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
       __syncthreads();  // every read of chunk c is done
       if (has_next) issue_chunk_copy(s, next_window, chunk_range(c, nw, per), sb, c);
     }
+    trace_point<kTrace>(item, 3);
   }
 }
 
@@ -358,7 +377,7 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
 // only (the dispatch gives every row the room for its window); no L2 prefetch (the next slice is
 // on chip). One block per SM (its shared memory is both halves): the launch bounds give each
 // thread up to 128 registers.
-template <class T, bool kWindowed>
+template <class T, bool kWindowed, bool kTrace = false>
 __global__ void __launch_bounds__(kSliceThreads, 1)
     split_row_pipelined_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t M,
                                std::int64_t N, std::int64_t ld_x, std::int64_t ld_y, int S,
@@ -409,6 +428,7 @@ __global__ void __launch_bounds__(kSliceThreads, 1)
   int b = 0;  // the half holding item k
   for (std::int64_t item = blockIdx.x; item < items; item += gridDim.x, b ^= 1) {
     const SplitItem<T> it = item_at(item);
+    trace_point<kTrace>(item, 0);
     float2* row_partials = partials + it.row * S;
     // 1. This thread's partial of the row, as it is now.
     const bool has_slot = static_cast<int>(threadIdx.x) < S;
@@ -416,10 +436,12 @@ __global__ void __launch_bounds__(kSliceThreads, 1)
     // 2. The next item's statistics, published a trip ahead.
     const std::int64_t next = item + gridDim.x, after = next + gridDim.x;
     if (next < items) publish_stats(next, b ^ 1);
+    trace_point<kTrace>(item, 1);
     // 3. This row's statistics.
     const RowStats mine =
         has_slot ? await_partial(row_partials + threadIdx.x, bits) : empty_stats();
     const RowScale scale = row_scale(block_allreduce<kSliceThreads>(mine, MergeOp{}));
+    trace_point<kTrace>(item, 2);
 
     // 4. Write item k; copy item k + 2 into its bytes as they are freed.
     const SliceWindow w = window_of(it);
@@ -437,6 +459,7 @@ __global__ void __launch_bounds__(kSliceThreads, 1)
         issue_chunk_copy(buf(b), af.src - aw.lo, chunk_range(c, aw, per), SliceBarriers{bars[b]}, c);
     }
     if (has_after) copy_slice_rest(buf(b), af.src - aw.lo, aw);
+    trace_point<kTrace>(item, 3);
   }
 }
 
@@ -448,6 +471,18 @@ void prepare() {
     allow_all_dynamic_shared_memory(split_row_kernel<T, true>);
     allow_all_dynamic_shared_memory(split_row_pipelined_kernel<T, false>);
     allow_all_dynamic_shared_memory(split_row_pipelined_kernel<T, true>);
+    return true;
+  }();
+  (void)done;
+}
+// The same for the trace instantiations, on the first trace launch only.
+template <class T>
+void prepare_trace() {
+  static const bool done = [] {
+    allow_all_dynamic_shared_memory(split_row_kernel<T, false, true>);
+    allow_all_dynamic_shared_memory(split_row_kernel<T, true, true>);
+    allow_all_dynamic_shared_memory(split_row_pipelined_kernel<T, false, true>);
+    allow_all_dynamic_shared_memory(split_row_pipelined_kernel<T, true, true>);
     return true;
   }();
   (void)done;
@@ -508,9 +543,9 @@ void check_plan(const SoftmaxPlan& plan, const Problem& p) {
                                 std::to_string(kSliceThreads) + " slices a row");
 }
 
-}  // namespace
-
-void launch_split_row(const SoftmaxPlan& plan, const Launch& l) {
+// launch_split_row and trace_split_row: `trace` null, the dispatch's kernels; else their kTrace
+// instantiations, stamping into `trace`.
+void launch_split(const SoftmaxPlan& plan, const Launch& l, std::uint64_t* trace) {
   const Problem& p = l.p;
   check_plan(plan, p);
   const std::size_t partial_bytes =
@@ -527,6 +562,11 @@ void launch_split_row(const SoftmaxPlan& plan, const Launch& l) {
     using T = decltype(type_tag);
     const bool windowed = !is_vector_aligned(l.x, p.ld_x, sizeof(T));
     prepare<T>();
+    if (trace != nullptr) {
+      prepare_trace<T>();
+      CUDA_CHECK(cudaMemcpyToSymbolAsync(g_split_trace, &trace, sizeof(trace), 0,
+                                         cudaMemcpyHostToDevice, l.stream));
+    }
     const std::int64_t resident_max = resident_split_blocks<T>(plan);
     if (plan.grid > resident_max)
       throw std::invalid_argument("split_row: the grid of " + std::to_string(plan.grid) +
@@ -564,20 +604,38 @@ void launch_split_row(const SoftmaxPlan& plan, const Launch& l) {
     const bool y_vec = x_tma && same_vector_offsets(l.x, p.ld_x, l.y, p.ld_y, sizeof(T));
     const auto* xp = static_cast<const T*>(l.x);
     auto* yp = static_cast<T*>(l.y);
-    if (pipelined) {
-      const auto kernel =
-          windowed ? split_row_pipelined_kernel<T, true> : split_row_pipelined_kernel<T, false>;
-      CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, xp, yp, p.M, p.N, p.ld_x, p.ld_y, plan.slices,
-                                    plan.slice, static_cast<std::int64_t>(half_bytes / sizeof(T)),
-                                    y_vec, partials));
-    } else {
-      const auto kernel = windowed ? split_row_kernel<T, true> : split_row_kernel<T, false>;
-      CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, xp, yp, p.M, p.N, p.ld_x, p.ld_y, plan.slices,
-                                    plan.slice, plan.resident, x_tma, y_vec, plan.prefetch,
-                                    plan.tagged_partials, partials, arrived));
-    }
+    const auto enqueue = [&](auto traced) {
+      constexpr bool kTrace = decltype(traced)::value;
+      if (pipelined) {
+        const auto kernel = windowed ? split_row_pipelined_kernel<T, true, kTrace>
+                                     : split_row_pipelined_kernel<T, false, kTrace>;
+        CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, xp, yp, p.M, p.N, p.ld_x, p.ld_y, plan.slices,
+                                      plan.slice,
+                                      static_cast<std::int64_t>(half_bytes / sizeof(T)), y_vec,
+                                      partials));
+      } else {
+        const auto kernel =
+            windowed ? split_row_kernel<T, true, kTrace> : split_row_kernel<T, false, kTrace>;
+        CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, xp, yp, p.M, p.N, p.ld_x, p.ld_y,
+                                      plan.slices, plan.slice, plan.resident, x_tma, y_vec,
+                                      plan.prefetch, plan.tagged_partials, partials, arrived));
+      }
+    };
+    if (trace != nullptr)
+      enqueue(std::true_type{});
+    else
+      enqueue(std::false_type{});
     CUDA_CHECK_LAUNCH();
   });
+}
+
+}  // namespace
+
+void launch_split_row(const SoftmaxPlan& plan, const Launch& l) { launch_split(plan, l, nullptr); }
+
+void trace_split_row(const SoftmaxPlan& plan, const Launch& l, std::uint64_t* trace) {
+  if (trace == nullptr) throw std::invalid_argument("split_row: trace launch without a buffer");
+  launch_split(plan, l, trace);
 }
 
 int split_row_blocks_per_sm(const SoftmaxPlan& plan, DType t) {

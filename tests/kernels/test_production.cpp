@@ -355,3 +355,136 @@ TEST_CASE("production softmax: time every candidate plan of the default sweep's 
     f << out.dump(1) << "\n";
   }
 }
+
+// ---- Tracing: where a split_row trip spends its time (hidden; run with "[.trace]") -----------
+
+namespace {
+
+double percentile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  return v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1))];
+}
+
+}  // namespace
+
+// For the split_row shapes of the default sweep and N = 1000003, fp32 and bf16 (SMR_TUNE_DTYPES
+// chooses), the default plan and the other split_row form (one slice per block on one block per
+// SM, or the pipelined exchange): one launch, L2 flushed before it, with thread 0 of every block
+// stamping the SM clock at four points of every loop trip (trace_split_row). Printed per plan, over
+// all trips: the median and 90th percentile of each phase -- statistics (the slice's copy waited
+// for and its statistics taken; pipelined: the next slice's), exchange (the row's partials
+// waited for and merged), write (the slice written and the next one's copies issued) -- in
+// microseconds at the device's clock rate, and each phase's share of the summed trips; beside them
+// the launch's time and the clock its busiest block's stamps imply (span / time). The traced
+// launch's output is verified on sampled rows.
+TEST_CASE("production softmax: where split_row's loop trips spend their time",
+          "[.trace][gpu][softmax]") {
+  const DeviceLimits d = device_limits();
+  int clock_khz = 0, device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device));
+  REQUIRE(clock_khz > 0);
+  const double cycles_per_us = clock_khz / 1000.0;
+  std::vector<DType> dtypes{DType::f32, DType::bf16};
+  if (const char* e = std::getenv("SMR_TUNE_DTYPES")) {
+    dtypes.clear();
+    std::stringstream ss(e);
+    for (std::string tok; std::getline(ss, tok, ',');)
+      if (auto t = parse_dtype(tok)) dtypes.push_back(*t);
+  }
+  constexpr std::int64_t kTotal = std::int64_t{1} << 27;
+  std::vector<std::int64_t> ns;
+  for (int k = 18; k <= 22; ++k) ns.push_back(std::int64_t{1} << k);
+  ns.push_back(1000003);
+  L2Flusher flusher(static_cast<std::int64_t>(d.l2_bytes));
+  CudaStream stream;
+  std::printf("\nclock %.0f MHz (cudaDevAttrClockRate); phases in us per trip: median / p90 (share "
+              "of all trips' time)\n",
+              cycles_per_us);
+  std::printf("%-5s %8s %8s  %-66s %6s %20s %20s %20s %9s %8s\n", "dtype", "M", "N", "plan", "trips",
+              "statistics", "exchange", "write", "launch_us", "span_MHz");
+  // One random input of 2^27 elements per dtype, shared by every shape (each a dense view of it).
+  const std::vector<float> x0 =
+      make_input(dense(kTotal >> 10, 1 << 10), test::base_seed(), InputKind::normal);
+  for (const DType t : dtypes) {
+    std::vector<float> x = x0;
+    round_to_storage(x, t);
+    const std::vector<unsigned char> xs = to_storage(x, t);
+    DeviceBuffer dx(xs.size()), dy(xs.size());
+    CUDA_CHECK(cudaMemcpy(dx.get(), xs.data(), xs.size(), cudaMemcpyHostToDevice));
+    for (const std::int64_t n : ns) {
+      const Problem p = dense(kTotal / n, n, t);
+      const SoftmaxPlan def = plan_softmax(p, d);
+      if (def.family != SoftmaxFamily::split_row) continue;
+      std::vector<SoftmaxPlan> plans{def};
+      for (const SoftmaxPlan& s : family_plans(SoftmaxFamily::split_row, p, d))
+        if (s.grid <= d.sm_count && s.buffers != def.buffers &&
+            s.resident == s.slice && plans.size() < 2)
+          plans.push_back(s);
+      DeviceBuffer dws(split_workspace_bytes(p));
+      for (const SoftmaxPlan& plan : plans) {
+        const std::int64_t items = p.M * plan.slices;
+        DeviceBuffer dtrace(static_cast<std::size_t>(items * prod::kSplitTracePoints) * 8);
+        Launch l;
+        l.x = dx.get();
+        l.y = dy.get();
+        l.p = p;
+        l.workspace = dws.get();
+        l.stream = stream.get();
+        launch_plan(plan, l);  // warm-up: the first launch's one-time set-up is not traced
+        flusher.flush(stream.get());
+        CudaEvent start, stop;
+        CUDA_CHECK(cudaEventRecord(start.get(), stream.get()));
+        prod::trace_split_row(plan, l, dtrace.as<std::uint64_t>());
+        CUDA_CHECK(cudaEventRecord(stop.get(), stream.get()));
+        CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+        float ms = 0;
+        CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
+        std::vector<std::uint64_t> stamps(static_cast<std::size_t>(items * prod::kSplitTracePoints));
+        CUDA_CHECK(cudaMemcpy(stamps.data(), dtrace.get(), stamps.size() * 8, cudaMemcpyDeviceToHost));
+        std::vector<double> phase[3];
+        double total[3] = {0, 0, 0};
+        for (std::int64_t i = 0; i < items; ++i) {
+          const std::uint64_t* s = stamps.data() + i * prod::kSplitTracePoints;
+          for (int k = 0; k < 3; ++k) {
+            REQUIRE(s[k + 1] >= s[k]);  // one block's clock: each stamp after the one before
+            const double us = static_cast<double>(s[k + 1] - s[k]) / cycles_per_us;
+            phase[k].push_back(us);
+            total[k] += us;
+          }
+        }
+        const double all = total[0] + total[1] + total[2];
+        // The clock the stamps ran at, as far as the launch shows it: the busiest block's span
+        // (its first trip's start to its last trip's end, in cycles) over the launch's time.
+        std::uint64_t span = 0;
+        for (std::int64_t blk = 0; blk < plan.grid && blk < items; ++blk) {
+          const std::int64_t last = blk + (items - 1 - blk) / plan.grid * plan.grid;
+          span = std::max(span, stamps[static_cast<std::size_t>(last * prod::kSplitTracePoints + 3)] -
+                                    stamps[static_cast<std::size_t>(blk * prod::kSplitTracePoints)]);
+        }
+        char cell[3][32];
+        for (int k = 0; k < 3; ++k)
+          std::snprintf(cell[k], sizeof cell[k], "%.2f / %.2f (%2.0f%%)", percentile(phase[k], 0.5),
+                        percentile(phase[k], 0.9), 100.0 * total[k] / all);
+        std::printf("%-5s %8lld %8lld  %-66s %6lld %20s %20s %20s %9.1f %8.0f\n",
+                    std::string(to_string(t)).c_str(), static_cast<long long>(p.M),
+                    static_cast<long long>(p.N), summary(plan).c_str(),
+                    static_cast<long long>(items / plan.grid), cell[0], cell[1], cell[2],
+                    ms * 1000.0, static_cast<double>(span) / (ms * 1000.0));
+        std::fflush(stdout);
+        // The traced launch computed softmax like any other.
+        const std::vector<std::int64_t> rows = sample_rows(p.M, 4, test::base_seed());
+        const auto b = static_cast<std::size_t>(dtype_bytes(t));
+        std::vector<float> y(static_cast<std::size_t>(p.M * p.ld_y), poison_value());
+        std::vector<unsigned char> row_bytes(static_cast<std::size_t>(p.N) * b);
+        for (const std::int64_t r : rows) {
+          CUDA_CHECK(cudaMemcpy(row_bytes.data(), dy.as<unsigned char>() + r * p.ld_y * b,
+                                row_bytes.size(), cudaMemcpyDeviceToHost));
+          const std::vector<float> yr = from_storage(row_bytes, t);
+          std::copy(yr.begin(), yr.end(), y.begin() + r * p.ld_y);
+        }
+        CHECK(verify_storage_output(p, x, y, rows).passed);
+      }
+    }
+  }
+}
