@@ -28,7 +28,8 @@
 //                and too few rows   grid, (max, sum) partials exchanged through global memory;
 //                for clusters       slices stay in shared memory where the card can hold the rows
 //                                   in flight, else the part that does not fit is read twice
-//                                   (TrafficModel::two_read)
+//                                   (TrafficModel::two_read); fp32 rows on chip with >= 3 in
+//                                   flight: two slices per block (the pipelined exchange)
 #pragma once
 
 #include <cstddef>

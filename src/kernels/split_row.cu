@@ -25,7 +25,13 @@
 //      still be in L2), then the resident part from shared memory, chunk by chunk, the block's
 //      next slice copied into each chunk as soon as it is written.
 // A cudaMemsetAsync before each launch fills the partial slots with the unpublished tag (or zeroes
-// the arrival counters, counted).
+// the arrival counters, counted). split_row_pipelined_kernel, below, is the same work with two
+// slices per block, so that step 3's wait is for partials published a trip earlier (the default
+// for fp32 rows on chip with >= 3 rows in flight).
+//
+// Trace launches (trace_split_row, softmax_families.hpp) compile both kernels again with kTrace:
+// thread 0 stamps the SM clock at four points of every trip. docs/performance.md, "Session 8",
+// has what the stamps showed.
 //
 // Why it cannot deadlock: every block is resident (cooperative launch: the launch fails rather
 // than leaves blocks unscheduled), blocks take their items in increasing order, and the lowest
