@@ -262,6 +262,61 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+// The dtypes the hidden cases time: fp32 and bf16, or SMR_TUNE_DTYPES (e.g. "fp32" or "bf16,fp16").
+std::vector<DType> tune_dtypes() {
+  std::vector<DType> dtypes{DType::f32, DType::bf16};
+  if (const char* e = std::getenv("SMR_TUNE_DTYPES")) {
+    dtypes.clear();
+    std::stringstream ss(e);
+    for (std::string tok; std::getline(ss, tok, ',');)
+      if (auto t = parse_dtype(tok)) dtypes.push_back(*t);
+  }
+  return dtypes;
+}
+
+// The hidden cases' input on the device in one dtype: x rounded to its storage (the reference's
+// input), dx the stored copy, dy as large for the output.
+struct DeviceInput {
+  std::vector<float> x;
+  DeviceBuffer dx, dy;
+};
+DeviceInput upload(const std::vector<float>& x0, DType t) {
+  std::vector<float> x = x0;
+  round_to_storage(x, t);
+  const std::vector<unsigned char> xs = to_storage(x, t);
+  DeviceInput in{std::move(x), DeviceBuffer(xs.size()), DeviceBuffer(xs.size())};
+  CUDA_CHECK(cudaMemcpy(in.dx.get(), xs.data(), xs.size(), cudaMemcpyHostToDevice));
+  return in;
+}
+
+// A launch of p (a dense view of the input) on the stream, with the workspace.
+Launch device_launch(const Problem& p, const DeviceInput& in, const DeviceBuffer& ws,
+                     const CudaStream& stream) {
+  Launch l;
+  l.x = in.dx.get();
+  l.y = in.dy.get();
+  l.p = p;
+  l.workspace = ws.get();
+  l.stream = stream.get();
+  return l;
+}
+
+// The output in dy (p's layout, p.dtype's storage) verified against x on 4 seeded rows.
+VerifyResult verify_sampled_rows(const Problem& p, const std::vector<float>& x,
+                                 const DeviceBuffer& dy) {
+  const auto b = static_cast<std::size_t>(dtype_bytes(p.dtype));
+  const std::vector<std::int64_t> rows = sample_rows(p.M, 4, test::base_seed());
+  std::vector<float> y(static_cast<std::size_t>(p.M * p.ld_y), poison_value());
+  std::vector<unsigned char> row_bytes(static_cast<std::size_t>(p.N) * b);
+  for (const std::int64_t r : rows) {
+    CUDA_CHECK(cudaMemcpy(row_bytes.data(), dy.as<unsigned char>() + r * p.ld_y * b,
+                          row_bytes.size(), cudaMemcpyDeviceToHost));
+    const std::vector<float> yr = from_storage(row_bytes, p.dtype);
+    std::copy(yr.begin(), yr.end(), y.begin() + r * p.ld_y);
+  }
+  return verify_storage_output(p, x, y, rows);
+}
+
 }  // namespace
 
 TEST_CASE("production softmax: time every candidate plan of the default sweep's shapes",
@@ -269,13 +324,7 @@ TEST_CASE("production softmax: time every candidate plan of the default sweep's 
   const DeviceLimits d = device_limits();
   constexpr std::int64_t kTotal = std::int64_t{1} << 27;
   constexpr int kWarmup = 3, kSamples = 15;
-  std::vector<DType> dtypes{DType::f32, DType::bf16};
-  if (const char* e = std::getenv("SMR_TUNE_DTYPES")) {  // e.g. "fp32" or "bf16,fp16"
-    dtypes.clear();
-    std::stringstream ss(e);
-    for (std::string tok; std::getline(ss, tok, ',');)
-      if (auto t = parse_dtype(tok)) dtypes.push_back(*t);
-  }
+  const std::vector<DType> dtypes = tune_dtypes();
   // SMR_TUNE_N=LO-HI (e.g. "32768-262144"): only the shapes with LO <= N <= HI.
   std::int64_t n_lo = 1, n_hi = std::int64_t{1} << 40;
   if (const char* e = std::getenv("SMR_TUNE_N")) {
@@ -292,12 +341,8 @@ TEST_CASE("production softmax: time every candidate plan of the default sweep's 
   // One random input of 2^27 elements, shared by every shape (each a dense view of it).
   std::vector<float> x = make_input(dense(kTotal >> 10, 1 << 10), test::base_seed(), InputKind::normal);
   for (const DType t : dtypes) {
-    std::vector<float> xt = x;
-    round_to_storage(xt, t);
-    const std::vector<unsigned char> xs = to_storage(xt, t);
-    const auto b = static_cast<std::size_t>(dtype_bytes(t));
-    DeviceBuffer dx(xs.size()), dy(xs.size());
-    CUDA_CHECK(cudaMemcpy(dx.get(), xs.data(), xs.size(), cudaMemcpyHostToDevice));
+    const DeviceInput in = upload(x, t);
+    const std::vector<float>& xt = in.x;
     std::printf("\n%-6s %9s %9s  %-78s %10s %9s %6s\n", "dtype", "M", "N", "plan", "median_us",
                 "GB/s", "vs_def");
     for (const TuneShape& s : tune_shapes()) {
@@ -309,12 +354,7 @@ TEST_CASE("production softmax: time every candidate plan of the default sweep's 
       for (std::size_t pi = 0; pi < plans.size(); ++pi) {
         const SoftmaxPlan& plan = plans[pi];
         if (!prod::cluster_placeable(plan, t)) continue;
-        Launch l;
-        l.x = dx.get();
-        l.y = dy.get();
-        l.p = p;
-        l.workspace = dws.get();
-        l.stream = stream.get();
+        Launch l = device_launch(p, in, dws, stream);
         for (int i = 0; i < kWarmup; ++i) launch_plan(plan, l);
         // The sweep's sample (harness/timing.hpp): flush, the GPU held while the launch is
         // enqueued, then the events around the launch alone -- so that the host's work in a
@@ -326,16 +366,7 @@ TEST_CASE("production softmax: time every candidate plan of the default sweep's 
         const double med = median(us);
         if (pi == 0) default_us = med;
         // Verify a sample of rows of this plan's output.
-        const std::vector<std::int64_t> rows = sample_rows(p.M, 4, test::base_seed());
-        std::vector<float> y(static_cast<std::size_t>(p.M * p.ld_y), poison_value());
-        std::vector<unsigned char> row_bytes(static_cast<std::size_t>(p.N) * b);
-        for (const std::int64_t r : rows) {
-          CUDA_CHECK(cudaMemcpy(row_bytes.data(), dy.as<unsigned char>() + r * p.ld_y * b,
-                                row_bytes.size(), cudaMemcpyDeviceToHost));
-          const std::vector<float> yr = from_storage(row_bytes, t);
-          std::copy(yr.begin(), yr.end(), y.begin() + r * p.ld_y);
-        }
-        const VerifyResult v = verify_storage_output(p, xt, y, rows);
+        const VerifyResult v = verify_sampled_rows(p, xt, in.dy);
         const double gbps = p.min_bytes() / (med * 1e-6) / 1e9;
         std::printf("%-6s %9lld %9lld  %-78s %10.1f %9.0f %6.3f%s\n",
                     std::string(to_string(t)).c_str(), static_cast<long long>(p.M),
@@ -385,13 +416,7 @@ TEST_CASE("production softmax: where split_row's loop trips spend their time",
   CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device));
   REQUIRE(clock_khz > 0);
   const double cycles_per_us = clock_khz / 1000.0;
-  std::vector<DType> dtypes{DType::f32, DType::bf16};
-  if (const char* e = std::getenv("SMR_TUNE_DTYPES")) {
-    dtypes.clear();
-    std::stringstream ss(e);
-    for (std::string tok; std::getline(ss, tok, ',');)
-      if (auto t = parse_dtype(tok)) dtypes.push_back(*t);
-  }
+  const std::vector<DType> dtypes = tune_dtypes();
   constexpr std::int64_t kTotal = std::int64_t{1} << 27;
   std::vector<std::int64_t> ns;
   for (int k = 18; k <= 22; ++k) ns.push_back(std::int64_t{1} << k);
@@ -407,11 +432,8 @@ TEST_CASE("production softmax: where split_row's loop trips spend their time",
   const std::vector<float> x0 =
       make_input(dense(kTotal >> 10, 1 << 10), test::base_seed(), InputKind::normal);
   for (const DType t : dtypes) {
-    std::vector<float> x = x0;
-    round_to_storage(x, t);
-    const std::vector<unsigned char> xs = to_storage(x, t);
-    DeviceBuffer dx(xs.size()), dy(xs.size());
-    CUDA_CHECK(cudaMemcpy(dx.get(), xs.data(), xs.size(), cudaMemcpyHostToDevice));
+    const DeviceInput in = upload(x0, t);
+    const std::vector<float>& x = in.x;
     for (const std::int64_t n : ns) {
       const Problem p = dense(kTotal / n, n, t);
       const SoftmaxPlan def = plan_softmax(p, d);
@@ -425,12 +447,7 @@ TEST_CASE("production softmax: where split_row's loop trips spend their time",
       for (const SoftmaxPlan& plan : plans) {
         const std::int64_t items = p.M * plan.slices;
         DeviceBuffer dtrace(static_cast<std::size_t>(items * prod::kSplitTracePoints) * 8);
-        Launch l;
-        l.x = dx.get();
-        l.y = dy.get();
-        l.p = p;
-        l.workspace = dws.get();
-        l.stream = stream.get();
+        Launch l = device_launch(p, in, dws, stream);
         // Warm-up, traced too: the first trace launch's one-time set-up (the shared memory
         // limits of the trace instantiations) stays out of the timed one.
         prod::trace_split_row(plan, l, dtrace.as<std::uint64_t>());
@@ -475,17 +492,7 @@ TEST_CASE("production softmax: where split_row's loop trips spend their time",
                     ms * 1000.0, static_cast<double>(span) / (ms * 1000.0));
         std::fflush(stdout);
         // The traced launch computed softmax like any other.
-        const std::vector<std::int64_t> rows = sample_rows(p.M, 4, test::base_seed());
-        const auto b = static_cast<std::size_t>(dtype_bytes(t));
-        std::vector<float> y(static_cast<std::size_t>(p.M * p.ld_y), poison_value());
-        std::vector<unsigned char> row_bytes(static_cast<std::size_t>(p.N) * b);
-        for (const std::int64_t r : rows) {
-          CUDA_CHECK(cudaMemcpy(row_bytes.data(), dy.as<unsigned char>() + r * p.ld_y * b,
-                                row_bytes.size(), cudaMemcpyDeviceToHost));
-          const std::vector<float> yr = from_storage(row_bytes, t);
-          std::copy(yr.begin(), yr.end(), y.begin() + r * p.ld_y);
-        }
-        CHECK(verify_storage_output(p, x, y, rows).passed);
+        CHECK(verify_sampled_rows(p, x, in.dy).passed);
       }
     }
   }
