@@ -341,8 +341,9 @@ SoftmaxPlan split_pipelined(const Problem& p, const DeviceLimits& d) {
 // fp32 rows on chip whose pipelined plan keeps at least kSplitPipelinedMinRows rows in flight
 // take it (session 8's tuning run, call 2: 1.008x at N = 2^18, 1.021x at 2^19, 1.078x at 2^20,
 // 1.015x at 1000003, all with R >= 3; 0.966x at 2^21, R = 1, where every block of the card waits
-// on one row; 16-bit rows 0.85-0.93x everywhere: their statistics pass, twice the elements per
-// byte, runs with no copy in flight. The sweeps after it: 1.017x, 1.026x, 1.069x, 1.000x).
+// on one row; 16-bit rows 0.85-0.93x everywhere: their statistics phase, twice the elements per
+// byte, is half a trip -- the trace in docs/performance.md, "Session 8". The sweeps after it:
+// 1.017x, 1.026x, 1.069x, 1.000x).
 SoftmaxPlan split_default(const Problem& p, const DeviceLimits& d) {
   if (p.dtype == DType::f32) {
     SoftmaxPlan q = split_pipelined(p, d);
