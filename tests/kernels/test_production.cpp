@@ -426,8 +426,8 @@ TEST_CASE("production softmax: where split_row's loop trips spend their time",
   std::printf("\nclock %.0f MHz (cudaDevAttrClockRate); phases in us per trip: median / p90 (share "
               "of all trips' time)\n",
               cycles_per_us);
-  std::printf("%-5s %8s %8s  %-66s %6s %20s %20s %20s %9s %8s\n", "dtype", "M", "N", "plan", "trips",
-              "statistics", "exchange", "write", "launch_us", "span_MHz");
+  std::printf("%-5s %8s %8s  %-66s %6s %20s %20s %20s %9s %8s\n", "dtype", "M", "N", "plan",
+              "trips", "statistics", "exchange", "write", "launch_us", "span_MHz");
   // One random input of 2^27 elements per dtype, shared by every shape (each a dense view of it).
   const std::vector<float> x0 =
       make_input(dense(kTotal >> 10, 1 << 10), test::base_seed(), InputKind::normal);
@@ -459,8 +459,10 @@ TEST_CASE("production softmax: where split_row's loop trips spend their time",
         CUDA_CHECK(cudaStreamSynchronize(stream.get()));
         float ms = 0;
         CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
-        std::vector<std::uint64_t> stamps(static_cast<std::size_t>(items * prod::kSplitTracePoints));
-        CUDA_CHECK(cudaMemcpy(stamps.data(), dtrace.get(), stamps.size() * 8, cudaMemcpyDeviceToHost));
+        std::vector<std::uint64_t> stamps(
+            static_cast<std::size_t>(items * prod::kSplitTracePoints));
+        CUDA_CHECK(cudaMemcpy(stamps.data(), dtrace.get(), stamps.size() * 8,
+                              cudaMemcpyDeviceToHost));
         std::vector<double> phase[3];
         double total[3] = {0, 0, 0};
         for (std::int64_t i = 0; i < items; ++i) {
@@ -478,8 +480,10 @@ TEST_CASE("production softmax: where split_row's loop trips spend their time",
         std::uint64_t span = 0;
         for (std::int64_t blk = 0; blk < plan.grid && blk < items; ++blk) {
           const std::int64_t last = blk + (items - 1 - blk) / plan.grid * plan.grid;
-          span = std::max(span, stamps[static_cast<std::size_t>(last * prod::kSplitTracePoints + 3)] -
-                                    stamps[static_cast<std::size_t>(blk * prod::kSplitTracePoints)]);
+          const auto at = [&](std::int64_t item, int point) {
+            return stamps[static_cast<std::size_t>(item * prod::kSplitTracePoints + point)];
+          };
+          span = std::max(span, at(last, 3) - at(blk, 0));
         }
         char cell[3][32];
         for (int k = 0; k < 3; ++k)
