@@ -3,6 +3,7 @@
 #include "kernels/softmax_dispatch.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -326,11 +327,11 @@ SoftmaxPlan split_plan(const Problem& p, const DeviceLimits& d, Prefetch prefetc
   return s;
 }
 
-// The pipelined split_row plan (two slices per block, one block per SM), or a plan with
-// buffers = 0 where the rows in flight of two waves do not fit on chip.
-SoftmaxPlan split_pipelined(const Problem& p, const DeviceLimits& d) {
+// The pipelined split_row plan (two slices per block, one block per SM); none where the rows in
+// flight of two waves do not fit on chip.
+std::optional<SoftmaxPlan> split_pipelined(const Problem& p, const DeviceLimits& d) {
   SoftmaxPlan s = split_plan(p, d, Prefetch::off, 1, 2);
-  if (s.resident != s.slice) s.buffers = 0;
+  if (s.resident != s.slice) return std::nullopt;
   return s;
 }
 
@@ -346,8 +347,8 @@ SoftmaxPlan split_pipelined(const Problem& p, const DeviceLimits& d) {
 // 1.017x, 1.026x, 1.069x, 1.000x).
 SoftmaxPlan split_default(const Problem& p, const DeviceLimits& d) {
   if (p.dtype == DType::f32) {
-    SoftmaxPlan q = split_pipelined(p, d);
-    if (q.buffers == 2 && q.rows_in_flight >= kSplitPipelinedMinRows) return q;
+    const std::optional<SoftmaxPlan> q = split_pipelined(p, d);
+    if (q && q->rows_in_flight >= kSplitPipelinedMinRows) return *q;
   }
   SoftmaxPlan one = split_plan(p, d, Prefetch::by_rule, 1);
   if (one.resident == one.slice) return one;
@@ -510,7 +511,7 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
         // One block per SM: slices twice as long.
         out.push_back(split_plan(p, d, Prefetch::by_rule, 1));
         // One block per SM with two slices of the same length as two blocks' (rows on chip).
-        if (SoftmaxPlan q = split_pipelined(p, d); q.buffers == 2) out.push_back(q);
+        if (std::optional<SoftmaxPlan> q = split_pipelined(p, d)) out.push_back(*q);
       }
       break;
   }

@@ -236,6 +236,25 @@ __device__ __forceinline__ RowStats thread_partials(float2* row_partials, int S,
   return st;
 }
 
+// Window vectors [w.vlo, w.vhi) of the slice in s written to y's window, chunk by chunk (chunks of
+// `per` vectors); once every thread is done with chunk c, chunk c of the next slice (window
+// vectors of `next`, in next_window, when `refill`) is copied into its bytes, so that the next
+// slice's loads overlap this one's stores. The caller writes the slice's edges first: no copy may
+// land on their vectors while they are read. Every thread of the block must call it.
+template <class T>
+__device__ __forceinline__ void write_and_refill(T* s, T* y_window, const SliceWindow& w,
+                                                 std::int64_t per, bool y_vec, RowScale scale,
+                                                 bool refill, const T* next_window,
+                                                 const SliceWindow& next, const SliceBarriers& sb) {
+#pragma unroll
+  for (int c = 0; c < kSliceChunks; ++c) {
+    const VecRange r = chunk_range(c, w.vlo, w.vhi, per);
+    write_slice_vecs(s, y_window, r.begin, r.end, y_vec, scale);
+    __syncthreads();  // every read of chunk c is done
+    if (refill) issue_chunk_copy(s, next_window, chunk_range(c, next, per), sb, c);
+  }
+}
+
 // Trace launches only (trace_split_row, kTrace = true): where each item's loop trip spends its
 // time, as SM clock stamps (clock64) at kSplitTracePoints points -- 0 the trip's start, 1 the
 // statistics taken (the slice's, or the pipelined kernel's next slice's) and reduced, 2 the row's
@@ -340,9 +359,8 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
     else
       stream_write<1>(window, y_window, w.hi, w.lo + it.n, y_vec, scale);
 
-    // 4. The resident part, chunk by chunk; once every thread is done with chunk c, the next
-    //    item's chunk c is copied into its bytes, so the next slice's loads overlap this one's
-    //    stores. The edges first: no copy may land on their vectors while they are read.
+    // 4. The resident part: its edges, then chunk by chunk, the next item's chunks copied into
+    //    the bytes as they are freed (write_and_refill).
     //    (The next item is worked out again here rather than kept from step 2, and `per` again
     //    rather than kept from the start: nothing of them stays live in registers across the
     //    merge and the streamed writes -- the bf16 instantiation is at the 64-register bound.)
@@ -350,14 +368,8 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
     const SplitItem<T> nx = item_at(has_next ? next : item);
     const SliceWindow nw = slice_window<kWindowed>(nx.src, nx.res, x_tma);
     const T* next_window = nx.src - nw.lo;
-    const std::int64_t per = chunk_vecs(resident / V);
-#pragma unroll
-    for (int c = 0; c < kSliceChunks; ++c) {
-      const VecRange r = chunk_range(c, w.vlo, w.vhi, per);
-      write_slice_vecs(s, y_window, r.begin, r.end, y_vec, scale);
-      __syncthreads();  // every read of chunk c is done
-      if (has_next) issue_chunk_copy(s, next_window, chunk_range(c, nw, per), sb, c);
-    }
+    write_and_refill(s, y_window, w, chunk_vecs(resident / V), y_vec, scale, has_next, next_window,
+                     nw, sb);
     trace_point<kTrace>(item, 3);
   }
 }
@@ -457,14 +469,8 @@ __global__ void __launch_bounds__(kSliceThreads, 1)
     const SplitItem<T> af = item_at(has_after ? after : item);
     const SliceWindow aw = window_of(af);
     write_slice_edges(buf(b), y_window, w, scale);  // before any copy may land on their vectors
-#pragma unroll
-    for (int c = 0; c < kSliceChunks; ++c) {
-      const VecRange r = chunk_range(c, w.vlo, w.vhi, per);
-      write_slice_vecs(buf(b), y_window, r.begin, r.end, y_vec, scale);
-      __syncthreads();  // every read of chunk c of item k is done
-      if (has_after)
-        issue_chunk_copy(buf(b), af.src - aw.lo, chunk_range(c, aw, per), SliceBarriers{bars[b]}, c);
-    }
+    write_and_refill(buf(b), y_window, w, per, y_vec, scale, has_after, af.src - aw.lo, aw,
+                     SliceBarriers{bars[b]});
     if (has_after) copy_slice_rest(buf(b), af.src - aw.lo, aw);
     trace_point<kTrace>(item, 3);
   }

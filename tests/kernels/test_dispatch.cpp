@@ -30,6 +30,14 @@ SoftmaxPlan single_slice_one_per_sm(const Problem& p) {
   return {};
 }
 
+// split_row's pipelined plans for p (two slices per block): one, or none where rows do not fit.
+std::vector<SoftmaxPlan> pipelined_plans(const Problem& p) {
+  std::vector<SoftmaxPlan> out;
+  for (const SoftmaxPlan& s : family_plans(SoftmaxFamily::split_row, p, kH200))
+    if (s.buffers == 2) out.push_back(s);
+  return out;
+}
+
 // Rows whose stride is whole 16-byte vectors (ld = N rounded up to a vector).
 Problem padded(std::int64_t M, std::int64_t N, DType t) {
   Problem p = dense(M, N, t);
@@ -528,12 +536,7 @@ TEST_CASE("dispatch: two rows per trip are candidates for short rows", "[dispatc
 
 TEST_CASE("dispatch: split_row's pipelined candidate holds two slices per block, rows on chip only",
           "[dispatch]") {
-  const auto pipelined = [](const Problem& p) {
-    std::vector<SoftmaxPlan> out;
-    for (const SoftmaxPlan& s : family_plans(SoftmaxFamily::split_row, p, kH200))
-      if (s.buffers == 2) out.push_back(s);
-    return out;
-  };
+  const auto pipelined = pipelined_plans;
   // M = 256, N = 2^19 fp32 (2 MB rows): slices of at most half a block's shared memory (~113 KB),
   // so 19 per row would do; 6 rows of 22 slices fill the 132 SMs, each block two slices.
   const auto a = pipelined(dense(256, 1 << 19, DType::f32));
@@ -546,8 +549,7 @@ TEST_CASE("dispatch: split_row's pipelined candidate holds two slices per block,
   CHECK(summary(a[0]).find(" pipelined") != std::string::npos);
   CHECK(a[0].why.find("two slices per block") != std::string::npos);
   // Twice the slices of the one-slice plan on one block per SM.
-  const SoftmaxPlan one = family_plans(SoftmaxFamily::split_row, dense(256, 1 << 19, DType::f32),
-                                       kH200)[3];
+  const SoftmaxPlan one = single_slice_one_per_sm(dense(256, 1 << 19, DType::f32));
   CHECK(one.buffers == 1);
   CHECK(one.grid <= kH200.sm_count);
   CHECK(a[0].slices >= 2 * one.slices);
@@ -579,10 +581,9 @@ TEST_CASE("dispatch: split_row's pipelined candidate holds two slices per block,
 TEST_CASE("split_row refuses a pipelined plan it cannot run, before any launch", "[dispatch]") {
   // launch_plan checks the plan before it touches the device: no GPU needed.
   const Problem p = dense(256, 1 << 19, DType::f32);
-  SoftmaxPlan good;
-  for (const SoftmaxPlan& s : family_plans(SoftmaxFamily::split_row, p, kH200))
-    if (s.buffers == 2) good = s;
-  REQUIRE(good.buffers == 2);
+  const std::vector<SoftmaxPlan> plans = pipelined_plans(p);
+  REQUIRE(plans.size() == 1);
+  const SoftmaxPlan good = plans.front();
   Launch l;
   l.p = p;
   const auto refusal = [&](const SoftmaxPlan& s) -> std::string {
