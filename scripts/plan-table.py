@@ -62,6 +62,8 @@ def short(plan):
             out += ", L2 prefetch"
         if "two slices per block" in plan:
             out += ", pipelined (2 slices)"
+        if "three slices per block" in plan:
+            out += ", pipelined (3 slices)"
         return out
     return plan.split(":")[1].split(",")[0].strip() if ":" in plan else plan
 

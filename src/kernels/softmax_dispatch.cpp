@@ -258,7 +258,7 @@ enum class Prefetch { by_rule, on, off };
 // blocks_per_sm: the grid's blocks on every SM (kSplitBlocksPerSm, or 1: each block twice the
 // shared memory, so slices twice as long and half as many per row -- each block still takes as
 // many items, the grid being half as large). buffers: the slices each block holds at once (1, or
-// 2 for the pipelined exchange: each slice in half the block's shared memory).
+// 2 or 3 for the pipelined exchange: each slice in that share of the block's shared memory).
 SoftmaxPlan split_plan(const Problem& p, const DeviceLimits& d, Prefetch prefetch,
                        int blocks_per_sm = kSplitBlocksPerSm, int buffers = 1) {
   SoftmaxPlan s;
@@ -316,7 +316,9 @@ SoftmaxPlan split_plan(const Problem& p, const DeviceLimits& d, Prefetch prefetc
       shape_words(p), S, s.grid, blocks_per_sm, R, slice,
       on_chip ? fmt::format(" held in shared memory ({}{}): x read once",
                             kib(static_cast<double>(s.smem_bytes)),
-                            buffers == 2 ? " for two slices" : "")
+                            buffers == 2   ? " for two slices"
+                            : buffers == 3 ? " for three slices"
+                                           : "")
               : fmt::format(", the first {} ({}) held in shared memory, the rest ({:.0f}% of the "
                             "row) read twice, the second time in reverse so its tail hits L2",
                             s.resident, kib(static_cast<double>(s.smem_bytes)), 100.0 * reread),
@@ -324,13 +326,18 @@ SoftmaxPlan split_plan(const Problem& p, const DeviceLimits& d, Prefetch prefetc
   if (buffers == 2)
     s.why += "; two slices per block: the next row's statistics are published before this row is "
              "written, a whole trip before any block waits for them";
+  if (buffers == 3)
+    s.why += "; three slices per block: the next row's statistics are published before this row "
+             "is written, a whole trip before any block waits for them, from copies issued a "
+             "whole trip before";
   return s;
 }
 
-// The pipelined split_row plan (two slices per block, one block per SM); none where the rows in
-// flight of two waves do not fit on chip.
-std::optional<SoftmaxPlan> split_pipelined(const Problem& p, const DeviceLimits& d) {
-  SoftmaxPlan s = split_plan(p, d, Prefetch::off, 1, 2);
+// The pipelined split_row plan (`buffers` = 2 or 3 slices per block, one block per SM); none where
+// a row does not fit on chip in the grid's parts of shared memory.
+std::optional<SoftmaxPlan> split_pipelined(const Problem& p, const DeviceLimits& d,
+                                           int buffers = 2) {
+  SoftmaxPlan s = split_plan(p, d, Prefetch::off, 1, buffers);
   if (s.resident != s.slice) return std::nullopt;
   return s;
 }
@@ -510,8 +517,10 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
         out.push_back(by_counter(out.front()));
         // One block per SM: slices twice as long.
         out.push_back(split_plan(p, d, Prefetch::by_rule, 1));
-        // One block per SM with two slices of the same length as two blocks' (rows on chip).
-        if (std::optional<SoftmaxPlan> q = split_pipelined(p, d)) out.push_back(*q);
+        // One block per SM with two slices of the same length as two blocks' (rows on chip),
+        // or three of two thirds of that.
+        for (const int buffers : {2, 3})
+          if (std::optional<SoftmaxPlan> q = split_pipelined(p, d, buffers)) out.push_back(*q);
       }
       break;
   }
@@ -621,7 +630,9 @@ std::string summary(const SoftmaxPlan& s) {
       return fmt::format("split_row S={} slice={} resident={} R={} grid={} smem={}{}{}{}",
                          s.slices, s.slice, s.resident, s.rows_in_flight, s.grid, s.smem_bytes,
                          s.prefetch ? " prefetch" : "", s.tagged_partials ? "" : " counted",
-                         s.buffers == 2 ? " pipelined" : "");
+                         s.buffers == 2   ? " pipelined"
+                         : s.buffers == 3 ? " pipelined B=3"
+                                          : "");
   }
   return "?";
 }

@@ -125,8 +125,9 @@ struct SoftmaxPlan {
   std::int64_t grid = 0;        // blocks; 0: the launcher sizes a persistent grid to the card
   bool prefetch = true;         // split_row: prefetch the next slice into L2 while waiting
   bool tagged_partials = true;  // split_row: each partial its own flag (no counter, no fence)
-  int buffers = 1;              // split_row: slices a block holds at once (2: the next row's
-                                // statistics and exchange overlap this row's write; rows on chip)
+  int buffers = 1;              // split_row: slices a block holds at once (2 or 3: the next
+                                // row's statistics and exchange overlap this row's write, and at 3
+                                // its copies are issued a trip earlier; rows on chip)
   bool thread_copy = false;     // cluster_row: the threads copy the slice into shared memory
                                 // (cp.async), not the copy engine (TMA)
   std::size_t workspace_bytes = 0;  // split_row: partials + arrival counters

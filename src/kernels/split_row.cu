@@ -25,9 +25,9 @@
 //      still be in L2), then the resident part from shared memory, chunk by chunk, the block's
 //      next slice copied into each chunk as soon as it is written.
 // A cudaMemsetAsync before each launch fills the partial slots with the unpublished tag (or zeroes
-// the arrival counters, counted). split_row_pipelined_kernel, below, is the same work with two
-// slices per block, so that step 3's wait is for partials published a trip earlier (the default
-// for fp32 rows on chip with >= 3 rows in flight).
+// the arrival counters, counted). split_row_pipelined_kernel, below, is the same work with two or
+// three slices per block, so that step 3's wait is for partials published a trip earlier (and, with
+// three, step 1's for copies issued a trip earlier); the dispatch says when it runs.
 //
 // Trace launches (trace_split_row, softmax_families.hpp) compile both kernels again with kTrace:
 // thread 0 stamps the SM clock at four points of every trip. docs/performance.md, "Session 8",
@@ -374,44 +374,58 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
   }
 }
 
-// The pipelined exchange (SoftmaxPlan::buffers = 2, rows on chip only): two slices per block, in
-// two halves of its shared memory, so that most of a row's exchange is off the critical path (on
-// the H200 its wait went from 2.2-3.6 us a trip to 0.72: docs/performance.md, "Session 8"). In the
-// kernel above, once a block's slice has landed it loads and stores nothing until the row's last
-// partial arrives: the statistics pass over shared memory, the publication, the L2 round trip and
-// the wait for the slowest block of the row. Here item k + 1 is already in the other half while
-// item k waits to be written, so a loop trip over item k is
+// The pipelined exchange (SoftmaxPlan::buffers = B = 2 or 3, rows on chip only): B slices per
+// block, in B equal parts of its shared memory, so that most of a row's exchange is off the
+// critical path (on the H200 its wait went from 2.2-3.6 us a trip to 0.72 at B = 2:
+// docs/performance.md, "Session 8"). In the kernel above, once a block's slice has landed it loads
+// and stores nothing until the row's last partial arrives: the statistics pass over shared memory,
+// the publication, the L2 round trip and the wait for the slowest block of the row. Here item
+// k + 1 is already in another part while item k waits to be written, so a loop trip over item k is
 //   1. load this thread's partial of item k's row (thread i takes slot i; S <= the grid <= 512);
-//   2. take item k + 1's statistics from the other half (its chunks were copied in during the trip
-//      before) and publish them -- a whole trip before any block needs them;
+//   2. take item k + 1's statistics from its part and publish them -- a whole trip before any
+//      block needs them;
 //   3. finish step 1: item k's partials were published in step 2 of the trip before, so they are
 //      normally in the registers already (no wait for the slowest block: only for one a whole
 //      trip late); merge them;
-//   4. write item k chunk by chunk, copying item k + 2's chunk c into its bytes once chunk c is
+//   4. write item k chunk by chunk, copying item k + B's chunk c into its bytes once chunk c is
 //      written (as the kernel above does with the next item).
+// B = 2 gives the exchange a trip of slack but not the copies: item k + 1's chunks were issued in
+// step 4 of the trip before, the phase just before step 2, and step 2 waits for them (44-49% of a
+// trip, session 8's trace). B = 3 issues them two trips ahead -- a whole trip of lead time -- for
+// slices a third of the shared memory (S three times the one-slice plan's).
 // A block's step 3 depends on its row's blocks having finished the trip before last: the rows
 // cannot deadlock (every block resident, every block publishes before it waits). The bytes and
-// FLOPs are the kernel above's for rows on chip; each slice is half as long, so a row is over
-// twice as many blocks (S doubles, the partials with it). Tagged partials only; the x_tma path
-// only (the dispatch gives every row the room for its window); no L2 prefetch (the next slice is
-// on chip). One block per SM (its shared memory is both halves): the launch bounds give each
-// thread up to 128 registers.
-template <class T, bool kWindowed, bool kTrace = false>
+// FLOPs are the kernel above's for rows on chip; each slice is 1/B as long, so a row is over B
+// times as many blocks (the partials with them). Tagged partials only; the x_tma path only (the
+// dispatch gives every row the room for its window); no L2 prefetch (the next slice is on chip).
+// One block per SM (its shared memory is all the parts): the launch bounds give each thread up to
+// 128 registers.
+template <int kBuffers>
+__device__ __forceinline__ int next_part(int b) {
+  if constexpr (kBuffers == 2) {
+    return b ^ 1;
+  } else {
+    return b + 1 == kBuffers ? 0 : b + 1;
+  }
+}
+
+template <class T, bool kWindowed, int kBuffers, bool kTrace = false>
 __global__ void __launch_bounds__(kSliceThreads, 1)
     split_row_pipelined_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t M,
                                std::int64_t N, std::int64_t ld_x, std::int64_t ld_y, int S,
-                               std::int64_t slice, std::int64_t half, bool y_vec,
+                               std::int64_t slice, std::int64_t part, bool y_vec,
                                float2* __restrict__ partials) {
+  static_assert(kBuffers == 2 || kBuffers == 3);
   constexpr int V = Vec<T>::kElems;
   extern __shared__ __align__(kVecBytes) unsigned char slice_smem[];
 #pragma nv_diag_suppress static_var_with_dynamic_init
-  __shared__ BlockBarrier bars[2][kSliceChunks];
-  init_slice_barriers(bars[0]);
-  init_slice_barriers(bars[1]);
-  // Half b of shared memory (`half` elements, whole vectors) holds the items k with k % 2 == b;
-  // each half's barriers complete one phase per item, the parity of its next phase kept as bit b
-  // of `phases` (no array indexed at run time: it would live in local memory).
-  const auto buf = [&](int b) { return reinterpret_cast<T*>(slice_smem) + b * half; };
+  __shared__ BlockBarrier bars[kBuffers][kSliceChunks];
+#pragma unroll
+  for (int b = 0; b < kBuffers; ++b) init_slice_barriers(bars[b]);
+  // Part b of shared memory (`part` elements, whole vectors) holds the items k with
+  // k % kBuffers == b; each part's barriers complete one phase per item, the parity of its next
+  // phase kept as bit b of `phases` (no array indexed at run time: it would live in local memory).
+  const auto buf = [&](int b) { return reinterpret_cast<T*>(slice_smem) + b * part; };
   unsigned phases = 0;
   const std::int64_t items = M * S;
   const std::int64_t per = chunk_vecs(slice / V);  // chunk c lies in the same bytes for every item
@@ -421,7 +435,7 @@ __global__ void __launch_bounds__(kSliceThreads, 1)
   const auto window_of = [&](const SplitItem<T>& it) {
     return slice_window<kWindowed>(it.src, it.n, true);
   };
-  // Item `item`'s copies into half b: the chunks by the copy engine, its edges by the threads
+  // Item `item`'s copies into part b: the chunks by the copy engine, its edges by the threads
   // (visible after the next __syncthreads).
   const auto copy_item = [&](std::int64_t item, int b) {
     const SplitItem<T> it = item_at(item);
@@ -429,7 +443,7 @@ __global__ void __launch_bounds__(kSliceThreads, 1)
     SliceBarriers sb{bars[b]};
     issue_slice_copy(buf(b), it.src - w.lo, w, per, sb);
   };
-  // Item `item`'s statistics from half b (waiting for each chunk), published.
+  // Item `item`'s statistics from part b (waiting for each chunk), published.
   const auto publish_stats = [&](std::int64_t item, int b) {
     const SplitItem<T> it = item_at(item);
     SliceBarriers sb{bars[b], ((phases >> b) & 1u) != 0};
@@ -440,12 +454,13 @@ __global__ void __launch_bounds__(kSliceThreads, 1)
   };
 
   if (blockIdx.x >= items) return;
-  copy_item(blockIdx.x, 0);
-  if (blockIdx.x + gridDim.x < items) copy_item(blockIdx.x + gridDim.x, 1);
+#pragma unroll
+  for (int b = 0; b < kBuffers; ++b)
+    if (blockIdx.x + b * gridDim.x < items) copy_item(blockIdx.x + b * gridDim.x, b);
   publish_stats(blockIdx.x, 0);
 
-  int b = 0;  // the half holding item k
-  for (std::int64_t item = blockIdx.x; item < items; item += gridDim.x, b ^= 1) {
+  int b = 0;  // the part holding item k
+  for (std::int64_t item = blockIdx.x; item < items; item += gridDim.x, b = next_part<kBuffers>(b)) {
     const SplitItem<T> it = item_at(item);
     trace_point<kTrace>(item, 0);
     float2* row_partials = partials + it.row * S;
@@ -453,8 +468,8 @@ __global__ void __launch_bounds__(kSliceThreads, 1)
     const bool has_slot = static_cast<int>(threadIdx.x) < S;
     const unsigned long long bits = has_slot ? partial_bits(row_partials + threadIdx.x) : 0;
     // 2. The next item's statistics, published a trip ahead.
-    const std::int64_t next = item + gridDim.x, after = next + gridDim.x;
-    if (next < items) publish_stats(next, b ^ 1);
+    const std::int64_t next = item + gridDim.x, refill = item + kBuffers * gridDim.x;
+    if (next < items) publish_stats(next, next_part<kBuffers>(b));
     trace_point<kTrace>(item, 1);
     // 3. This row's statistics.
     const RowStats mine =
@@ -462,51 +477,55 @@ __global__ void __launch_bounds__(kSliceThreads, 1)
     const RowScale scale = row_scale(block_allreduce<kSliceThreads>(mine, MergeOp{}));
     trace_point<kTrace>(item, 2);
 
-    // 4. Write item k; copy item k + 2 into its bytes as they are freed.
+    // 4. Write item k; copy item k + kBuffers into its bytes as they are freed.
     const SliceWindow w = window_of(it);
     T* y_window = y + it.row * ld_y + it.begin - w.lo;
-    const bool has_after = after < items;
-    const SplitItem<T> af = item_at(has_after ? after : item);
-    const SliceWindow aw = window_of(af);
+    const bool has_refill = refill < items;
+    const SplitItem<T> rf = item_at(has_refill ? refill : item);
+    const SliceWindow rw = window_of(rf);
     write_slice_edges(buf(b), y_window, w, scale);  // before any copy may land on their vectors
-    write_and_refill(buf(b), y_window, w, per, y_vec, scale, has_after, af.src - aw.lo, aw,
+    write_and_refill(buf(b), y_window, w, per, y_vec, scale, has_refill, rf.src - rw.lo, rw,
                      SliceBarriers{bars[b]});
-    if (has_after) copy_slice_rest(buf(b), af.src - aw.lo, aw);
+    if (has_refill) copy_slice_rest(buf(b), rf.src - rw.lo, rw);
     trace_point<kTrace>(item, 3);
   }
 }
 
-// Once per process and type: the dynamic shared memory limit of every instantiation.
+// The pipelined kernel for `buffers` slices per block (2 or 3).
+template <class T, bool kWindowed, bool kTrace = false>
+auto pipelined_kernel(int buffers) {
+  return buffers == 3 ? split_row_pipelined_kernel<T, kWindowed, 3, kTrace>
+                      : split_row_pipelined_kernel<T, kWindowed, 2, kTrace>;
+}
+
+// The dynamic shared memory limit of every instantiation (kTrace: the trace ones).
+template <class T, bool kTrace>
+void allow_split_kernels() {
+  allow_all_dynamic_shared_memory(split_row_kernel<T, false, kTrace>);
+  allow_all_dynamic_shared_memory(split_row_kernel<T, true, kTrace>);
+  for (const int buffers : {2, 3}) {
+    allow_all_dynamic_shared_memory(pipelined_kernel<T, false, kTrace>(buffers));
+    allow_all_dynamic_shared_memory(pipelined_kernel<T, true, kTrace>(buffers));
+  }
+}
+// Once per process and type; the trace instantiations on the first trace launch only.
 template <class T>
 void prepare() {
-  static const bool done = [] {
-    allow_all_dynamic_shared_memory(split_row_kernel<T, false>);
-    allow_all_dynamic_shared_memory(split_row_kernel<T, true>);
-    allow_all_dynamic_shared_memory(split_row_pipelined_kernel<T, false>);
-    allow_all_dynamic_shared_memory(split_row_pipelined_kernel<T, true>);
-    return true;
-  }();
+  static const bool done = (allow_split_kernels<T, false>(), true);
   (void)done;
 }
-// The same for the trace instantiations, on the first trace launch only.
 template <class T>
 void prepare_trace() {
-  static const bool done = [] {
-    allow_all_dynamic_shared_memory(split_row_kernel<T, false, true>);
-    allow_all_dynamic_shared_memory(split_row_kernel<T, true, true>);
-    allow_all_dynamic_shared_memory(split_row_pipelined_kernel<T, false, true>);
-    allow_all_dynamic_shared_memory(split_row_pipelined_kernel<T, true, true>);
-    return true;
-  }();
+  static const bool done = (allow_split_kernels<T, true>(), true);
   (void)done;
 }
 
 // The kernel a plan runs (`windowed`: rows off 16-byte boundaries).
 template <class T>
 const void* split_kernel(const SoftmaxPlan& plan, bool windowed) {
-  if (plan.buffers == 2)
-    return windowed ? reinterpret_cast<const void*>(split_row_pipelined_kernel<T, true>)
-                    : reinterpret_cast<const void*>(split_row_pipelined_kernel<T, false>);
+  if (plan.buffers > 1)
+    return windowed ? reinterpret_cast<const void*>(pipelined_kernel<T, true>(plan.buffers))
+                    : reinterpret_cast<const void*>(pipelined_kernel<T, false>(plan.buffers));
   return windowed ? reinterpret_cast<const void*>(split_row_kernel<T, true>)
                   : reinterpret_cast<const void*>(split_row_kernel<T, false>);
 }
@@ -546,12 +565,12 @@ void check_plan(const SoftmaxPlan& plan, const Problem& p) {
     throw std::invalid_argument("split_row: a grid of " + std::to_string(plan.grid) +
                                 " blocks cannot hold the " + std::to_string(plan.slices) +
                                 " slices of one row at once");
-  if (plan.buffers != 1 && plan.buffers != 2)
+  if (plan.buffers < 1 || plan.buffers > 3)
     throw std::invalid_argument("split_row: " + std::to_string(plan.buffers) +
-                                " slices per block; 1 or 2 (the pipelined exchange)");
-  if (plan.buffers == 2 && (plan.resident != plan.slice || !plan.tagged_partials ||
-                            plan.slices > kSliceThreads))
-    throw std::invalid_argument("split_row: the pipelined exchange (2 slices per block) needs "
+                                " slices per block; 1, or 2 or 3 (the pipelined exchange)");
+  if (plan.buffers > 1 && (plan.resident != plan.slice || !plan.tagged_partials ||
+                           plan.slices > kSliceThreads))
+    throw std::invalid_argument("split_row: the pipelined exchange (2 or 3 slices per block) needs "
                                 "whole slices in shared memory, tagged partials and at most " +
                                 std::to_string(kSliceThreads) + " slices a row");
 }
@@ -608,23 +627,24 @@ void launch_split(const SoftmaxPlan& plan, const Launch& l, std::uint64_t* trace
       return static_cast<std::size_t>(
                  (plan.resident + max_row_head(l.x, p.ld_x, sizeof(T))) * sizeof(T)) <= bytes;
     };
-    // Pipelined where half of the shared memory holds a slice's window. Where it does not (rows
-    // that start off 16-byte boundaries while the plan, made for aligned rows, has no room), the
-    // one-slice kernel runs on the same grid, its slice in all of the block's shared memory.
-    const std::size_t half_bytes = plan.smem_bytes / 2;
-    const bool pipelined = plan.buffers == 2 && half_bytes % kVecBytes == 0 && tma_fits(half_bytes);
-    const bool x_tma = tma_fits(pipelined ? half_bytes : plan.smem_bytes);
+    // Pipelined where each of the plan's equal parts of the shared memory holds a slice's window.
+    // Where one does not (rows that start off 16-byte boundaries while the plan, made for aligned
+    // rows, has no room), the one-slice kernel runs on the same grid, its slice in all of the
+    // block's shared memory.
+    const std::size_t part_bytes = plan.smem_bytes / static_cast<std::size_t>(plan.buffers);
+    const bool pipelined = plan.buffers > 1 && part_bytes % kVecBytes == 0 && tma_fits(part_bytes);
+    const bool x_tma = tma_fits(pipelined ? part_bytes : plan.smem_bytes);
     const bool y_vec = x_tma && same_vector_offsets(l.x, p.ld_x, l.y, p.ld_y, sizeof(T));
     const auto* xp = static_cast<const T*>(l.x);
     auto* yp = static_cast<T*>(l.y);
     const auto enqueue = [&](auto traced) {
       constexpr bool kTrace = decltype(traced)::value;
       if (pipelined) {
-        const auto kernel = windowed ? split_row_pipelined_kernel<T, true, kTrace>
-                                     : split_row_pipelined_kernel<T, false, kTrace>;
+        const auto kernel = windowed ? pipelined_kernel<T, true, kTrace>(plan.buffers)
+                                     : pipelined_kernel<T, false, kTrace>(plan.buffers);
         CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, xp, yp, p.M, p.N, p.ld_x, p.ld_y, plan.slices,
                                       plan.slice,
-                                      static_cast<std::int64_t>(half_bytes / sizeof(T)), y_vec,
+                                      static_cast<std::int64_t>(part_bytes / sizeof(T)), y_vec,
                                       partials));
       } else {
         const auto kernel =

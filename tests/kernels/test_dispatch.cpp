@@ -30,11 +30,12 @@ SoftmaxPlan single_slice_one_per_sm(const Problem& p) {
   return {};
 }
 
-// split_row's pipelined plans for p (two slices per block): one, or none where rows do not fit.
-std::vector<SoftmaxPlan> pipelined_plans(const Problem& p) {
+// split_row's pipelined plans for p with `buffers` slices per block (2 or 3): one, or none where
+// rows do not fit.
+std::vector<SoftmaxPlan> pipelined_plans(const Problem& p, int buffers = 2) {
   std::vector<SoftmaxPlan> out;
   for (const SoftmaxPlan& s : family_plans(SoftmaxFamily::split_row, p, kH200))
-    if (s.buffers == 2) out.push_back(s);
+    if (s.buffers == buffers) out.push_back(s);
   return out;
 }
 
@@ -153,10 +154,11 @@ void check_invariants(const SoftmaxPlan& s, const Problem& p, const DeviceLimits
       CHECK(s.resident >= V);
       CHECK(s.resident % V == 0);
       CHECK(s.resident <= s.slice);
-      CHECK((s.buffers == 1 || s.buffers == 2));
+      CHECK((s.buffers >= 1 && s.buffers <= 3));
       CHECK(s.smem_bytes == static_cast<std::size_t>((s.resident + slice_room(p)) * b * s.buffers));
-      // Two slices per block: whole slices on chip, one block per SM, tagged partials, no prefetch.
-      if (s.buffers == 2) {
+      // Two or three slices per block: whole slices on chip, one block per SM, tagged partials, no
+      // prefetch.
+      if (s.buffers > 1) {
         CHECK(s.resident == s.slice);
         CHECK(s.grid <= std::int64_t{d.sm_count});
         CHECK(s.tagged_partials);
@@ -536,7 +538,7 @@ TEST_CASE("dispatch: two rows per trip are candidates for short rows", "[dispatc
 
 TEST_CASE("dispatch: split_row's pipelined candidate holds two slices per block, rows on chip only",
           "[dispatch]") {
-  const auto pipelined = pipelined_plans;
+  const auto pipelined = [](const Problem& p) { return pipelined_plans(p); };
   // M = 256, N = 2^19 fp32 (2 MB rows): slices of at most half a block's shared memory (~113 KB),
   // so 19 per row would do; 6 rows of 22 slices fill the 132 SMs, each block two slices.
   const auto a = pipelined(dense(256, 1 << 19, DType::f32));
@@ -578,6 +580,38 @@ TEST_CASE("dispatch: split_row's pipelined candidate holds two slices per block,
   CHECK(plan_softmax(dense(64, 1 << 21, DType::f32), kH200).buffers == 1);
 }
 
+TEST_CASE("dispatch: split_row's three-slice plans: a third of the shared memory per slice",
+          "[dispatch]") {
+  // M = 256, N = 2^19 fp32: slices of at most a third of a block's shared memory (~75 KB), so 28
+  // a row would do; 4 rows of 33 slices fill the 132 SMs -- 1.5 times the two-slice plan's 22.
+  const std::vector<SoftmaxPlan> a = pipelined_plans(dense(256, 1 << 19, DType::f32), 3);
+  REQUIRE(a.size() == 1);
+  INFO(summary(a[0]));
+  CHECK(a[0].slices == 33);
+  CHECK(a[0].rows_in_flight == 4);
+  CHECK(a[0].grid == 132);
+  CHECK(a[0].smem_bytes == 3u * static_cast<std::size_t>(a[0].slice) * 4u);
+  CHECK(a[0].smem_bytes + kSliceStaticSmem + kSmemReservedPerBlock <= smem_per_sm(kH200));
+  CHECK(summary(a[0]).find(" pipelined B=3") != std::string::npos);
+  CHECK(a[0].why.find("three slices per block") != std::string::npos);
+  const std::vector<SoftmaxPlan> two = pipelined_plans(dense(256, 1 << 19, DType::f32));
+  REQUIRE(two.size() == 1);
+  CHECK(a[0].slices > two[0].slices);
+  // Rows off 16-byte boundaries (N = 1000003): each third has the window's extra vector.
+  const Problem odd = dense(134, 1000003, DType::f32);
+  const std::vector<SoftmaxPlan> b = pipelined_plans(odd, 3);
+  REQUIRE(b.size() == 1);
+  CHECK(b[0].smem_bytes == 3u * static_cast<std::size_t>(b[0].slice + slice_room(odd)) * 4u);
+  // M = 64, N = 2^21: one 8 MB row a wave over all 132 SMs, the same S as two slices per block.
+  const std::vector<SoftmaxPlan> c = pipelined_plans(dense(64, 1 << 21, DType::f32), 3);
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].slices == 132);
+  CHECK(c[0].rows_in_flight == 1);
+  // N = 2^22 fp32 (16 MB rows): more than 132 thirds hold.
+  CHECK(pipelined_plans(dense(32, 1 << 22, DType::f32), 3).empty());
+  CHECK(pipelined_plans(dense(8, 1 << 24, DType::f32), 3).empty());
+}
+
 TEST_CASE("split_row refuses a pipelined plan it cannot run, before any launch", "[dispatch]") {
   // launch_plan checks the plan before it touches the device: no GPU needed.
   const Problem p = dense(256, 1 << 19, DType::f32);
@@ -600,9 +634,9 @@ TEST_CASE("split_row refuses a pipelined plan it cannot run, before any launch",
   SoftmaxPlan counted = good;
   counted.tagged_partials = false;
   CHECK(refusal(counted).find("tagged partials") != std::string::npos);
-  SoftmaxPlan three = good;
-  three.buffers = 3;
-  CHECK(refusal(three).find("1 or 2") != std::string::npos);
+  SoftmaxPlan four = good;
+  four.buffers = 4;
+  CHECK(refusal(four).find("1, or 2 or 3") != std::string::npos);
 }
 
 TEST_CASE("dispatch: split_row prefetches into L2 only while a wave of rows fills at most 41% of it",
