@@ -342,20 +342,40 @@ std::optional<SoftmaxPlan> split_pipelined(const Problem& p, const DeviceLimits&
   return s;
 }
 
+// The same split_row plan with its partials counted in (a release fetch_add per slice, an acquire
+// spin on the row's counter) instead of tagged: a candidate for the tuning run.
+SoftmaxPlan by_counter(SoftmaxPlan s) {
+  s.tagged_partials = false;
+  s.why += "; partials counted in (release/acquire), not tagged";
+  return s;
+}
+
 // The default split_row plan: rows that fit on chip on one block per SM (slices twice as long as
 // two blocks' would be; the H200's tuning runs, session 6, on one MUFU.EX2 per exponential: fp32
 // 1.02-1.04x two blocks per SM at N = 2^18 ... 2^22, bf16 1.05-1.07x at 2^19 ... 2^22), rows read
-// twice on two (there one block per SM keeps a smaller share of the row: 0.82-0.88x).
-// fp32 rows on chip whose pipelined plan keeps at least kSplitPipelinedMinRows rows in flight
-// take it (session 8's tuning run, call 2: 1.008x at N = 2^18, 1.021x at 2^19, 1.078x at 2^20,
-// 1.015x at 1000003, all with R >= 3; 0.966x at 2^21, R = 1, where every block of the card waits
-// on one row; 16-bit rows 0.85-0.93x everywhere: their statistics phase, twice the elements per
-// byte, is half a trip -- the trace in docs/performance.md, "Session 8". The sweeps after it:
-// 1.017x, 1.026x, 1.069x, 1.000x).
+// twice on two (there one block per SM keeps a smaller share of the row: 0.82-0.88x). fp32 rows
+// take the pipelined exchange where it fits (docs/performance.md, "Session 8" and "Session 9"):
+// - two slices per block where that keeps at least kSplitPipelinedMinRows rows in flight (session
+//   8's tuning run, call 2: 1.008x at N = 2^18, 1.021x at 2^19, 1.078x at 2^20, all with R >= 3;
+//   0.966x at 2^21, R = 1, where every block of the card waits on one row; 16-bit rows 0.85-0.93x
+//   everywhere: their statistics phase, twice the elements per byte, is half a trip);
+// - else three slices per block where they are no shorter than two slices would be (the third
+//   part of shared memory is then free, and it gives the copies a trip of lead time: session 9's
+//   tuning run, 1.047x the one-slice plan at N = 2^21, 1.08x the two-slice plan; where the slices
+//   had to shrink, 2^18-2^20, 0.88-0.95x);
+// fp32 rows off 16-byte boundaries (N = 1000003) take neither: two blocks per SM with counted
+// partials ran 1.044x, 1.065x and 1.073x the default in three tuning runs (sessions 8 and 9), the
+// two-slice plan 0.93x that.
 SoftmaxPlan split_default(const Problem& p, const DeviceLimits& d) {
-  if (p.dtype == DType::f32) {
-    const std::optional<SoftmaxPlan> q = split_pipelined(p, d);
-    if (q && q->rows_in_flight >= kSplitPipelinedMinRows) return *q;
+  if (p.dtype == DType::f32 && row_head_room(p) == 0) {
+    const std::optional<SoftmaxPlan> two = split_pipelined(p, d, 2);
+    if (two && two->rows_in_flight >= kSplitPipelinedMinRows) return *two;
+    const std::optional<SoftmaxPlan> three = split_pipelined(p, d, 3);
+    if (two && three && three->slices == two->slices) return *three;
+  }
+  if (p.dtype == DType::f32 && row_head_room(p) > 0) {
+    const SoftmaxPlan two_per_sm = split_plan(p, d, Prefetch::off);
+    if (two_per_sm.resident == two_per_sm.slice) return by_counter(two_per_sm);
   }
   SoftmaxPlan one = split_plan(p, d, Prefetch::by_rule, 1);
   if (one.resident == one.slice) return one;
@@ -369,14 +389,6 @@ bool same_plan(const SoftmaxPlan& a, const SoftmaxPlan& b) {
          a.resident == b.resident && a.grid == b.grid && a.prefetch == b.prefetch &&
          a.thread_copy == b.thread_copy && a.tagged_partials == b.tagged_partials &&
          a.buffers == b.buffers;
-}
-
-// The same split_row plan with its partials counted in (a release fetch_add per slice, an acquire
-// spin on the row's counter) instead of tagged: a candidate for the tuning run.
-SoftmaxPlan by_counter(SoftmaxPlan s) {
-  s.tagged_partials = false;
-  s.why += "; partials counted in (release/acquire), not tagged";
-  return s;
 }
 
 // The same cluster_row plan with its slice copied in the other way (threads / copy engine): a

@@ -566,10 +566,9 @@ TEST_CASE("dispatch: split_row's pipelined candidate holds two slices per block,
   CHECK(pipelined(dense(1, 1 << 26, DType::bf16)).empty());
   // bf16 rows of 2^22 elements are 8 MB: they do.
   CHECK(pipelined(dense(32, 1 << 22, DType::bf16)).size() == 1);
-  // The default: fp32 rows on chip whose pipelined plan keeps >= kSplitPipelinedMinRows rows in
-  // flight (2^18 ... 2^20 and 1000003 in the default sweep), not 2^21 (one row) nor 16-bit rows.
-  for (const std::int64_t n : {std::int64_t{1} << 18, std::int64_t{1} << 19, std::int64_t{1} << 20,
-                               std::int64_t{1000003}}) {
+  // The default: aligned fp32 rows on chip whose pipelined plan keeps >= kSplitPipelinedMinRows
+  // rows in flight (2^18 ... 2^20 in the default sweep), not 16-bit rows.
+  for (const std::int64_t n : {std::int64_t{1} << 18, std::int64_t{1} << 19, std::int64_t{1} << 20}) {
     const SoftmaxPlan f = plan_softmax(dense((std::int64_t{1} << 27) / n, n, DType::f32), kH200);
     INFO("N = " << n << ": " << summary(f));
     CHECK(f.family == SoftmaxFamily::split_row);
@@ -577,7 +576,23 @@ TEST_CASE("dispatch: split_row's pipelined candidate holds two slices per block,
     CHECK(f.rows_in_flight >= kSplitPipelinedMinRows);
     CHECK(plan_softmax(dense((std::int64_t{1} << 27) / n, n, DType::bf16), kH200).buffers == 1);
   }
-  CHECK(plan_softmax(dense(64, 1 << 21, DType::f32), kH200).buffers == 1);
+  // 2^21 (one row in flight): three slices per block, as long as two slices' (S = 132 either way).
+  const SoftmaxPlan r1 = plan_softmax(dense(64, 1 << 21, DType::f32), kH200);
+  CHECK(r1.buffers == 3);
+  CHECK(r1.slices == 132);
+  CHECK(plan_softmax(dense(64, 1 << 21, DType::bf16), kH200).buffers == 1);
+  // 2^22: neither fits; one slice per block.
+  CHECK(plan_softmax(dense(32, 1 << 22, DType::f32), kH200).buffers == 1);
+  // Rows off 16-byte boundaries (N = 1000003, ld = N): two blocks per SM, partials counted.
+  const SoftmaxPlan odd = plan_softmax(dense(134, 1000003, DType::f32), kH200);
+  CHECK(odd.buffers == 1);
+  CHECK(odd.grid > kH200.sm_count);
+  CHECK_FALSE(odd.tagged_partials);
+  CHECK(odd.resident == odd.slice);
+  // Padded to 16 bytes (ld = 1000004), the same rows are aligned: the pipelined exchange.
+  Problem padded_odd = dense(134, 1000003, DType::f32);
+  padded_odd.ld_x = padded_odd.ld_y = 1000004;
+  CHECK(plan_softmax(padded_odd, kH200).buffers == 2);
 }
 
 TEST_CASE("dispatch: split_row's three-slice plans: a third of the shared memory per slice",
@@ -641,9 +656,12 @@ TEST_CASE("split_row refuses a pipelined plan it cannot run, before any launch",
 
 TEST_CASE("dispatch: split_row prefetches into L2 only while a wave of rows fills at most 41% of it",
           "[dispatch]") {
-  // M = 32, N = 2^22 fp32: one 16 MB row per wave: prefetch; M = 64, N = 2^21: 3 rows, 25.2 MB.
+  // M = 32, N = 2^22 fp32: one 16 MB row per wave: prefetch; M = 64, N = 2^21 on one slice per
+  // block: 3 rows, 25.2 MB (the default there, three slices per block, has its next slices on
+  // chip: none).
   CHECK(plan_softmax(dense(32, 1 << 22, DType::f32), kH200).prefetch);
-  CHECK(plan_softmax(dense(64, 1 << 21, DType::f32), kH200).prefetch);
+  CHECK(single_slice_one_per_sm(dense(64, 1 << 21, DType::f32)).prefetch);
+  CHECK_FALSE(plan_softmax(dense(64, 1 << 21, DType::f32), kH200).prefetch);
   // M = 128, N = 2^20 on two blocks per SM (the family's first candidate): 7 rows of 4 MB =
   // 29.4 MB per wave: no prefetch (the lines would not last). One block per SM holds 6 rows at a
   // time (25.2 MB): prefetch. The default (two slices per block) has the next slice on chip: none.
