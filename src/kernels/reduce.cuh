@@ -6,7 +6,6 @@
 //   warp_allreduce(v, op)                 butterfly over the 32 lanes: 5 shuffles, no shared memory
 //   block_allreduce<kBlockThreads>(v, op) each warp reduces, the warps' results meet in shared
 //                                         memory, every warp reduces those: 2 barriers
-//   block_reduce_to_warp0<kBlockThreads>  the same with the result in warp 0 only: 1 barrier
 //   warp_max / warp_sum / block_max / block_sum   the float cases, named as the math reads
 //
 // An operation is a small struct with `T operator()(T, T)` (associative and commutative) and
@@ -75,32 +74,6 @@ __device__ __forceinline__ T block_allreduce(T v, Op op) {
     // Every warp reduces the kWarps partial results itself: no second broadcast needed.
     v = warp_allreduce(lane < kWarps ? warp_results[lane] : op.identity(), op);
     __syncthreads();
-    return v;
-  }
-}
-
-// The block's reduction in warp 0 only (every other warp gets its own warp's result): each warp
-// reduces, the warps' results meet in shared memory, warp 0 reduces those. One barrier, and the
-// other warps go on without waiting for the second level -- for a result that one thread uses
-// (split_row's published partial). All kBlockThreads threads must call it, and a block barrier must
-// come between two calls: warp 0 reads `warp_results` after the barrier here, while the next call
-// would overwrite them.
-template <int kBlockThreads, class T, class Op>
-__device__ __forceinline__ T block_reduce_to_warp0(T v, Op op) {
-  static_assert(kBlockThreads > 0 && kBlockThreads % kWarpSize == 0 &&
-                    kBlockThreads <= kMaxBlockThreads,
-                "a block is 1 to 32 whole warps");
-  constexpr int kWarps = kBlockThreads / kWarpSize;
-  v = warp_allreduce(v, op);
-  if constexpr (kWarps == 1) {
-    return v;
-  } else {
-    __shared__ T warp_results[kWarps];
-    const int warp = static_cast<int>(threadIdx.x) / kWarpSize;
-    const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
-    if (lane == 0) warp_results[warp] = v;
-    __syncthreads();
-    if (warp == 0) v = warp_allreduce(lane < kWarps ? warp_results[lane] : op.identity(), op);
     return v;
   }
 }

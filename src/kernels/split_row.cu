@@ -236,41 +236,6 @@ __device__ __forceinline__ RowStats thread_partials(float2* row_partials, int S,
   return st;
 }
 
-// The pipelined kernel's exchange: every warp merges all S partials of the row itself (lane l
-// takes partials l, l + 32, ..., in that order, then the warp's butterfly), so that no block
-// barrier and no second reduction level stand between the partials and the row's write, and
-// every warp of every block of the row gets the same statistics bit for bit. The first
-// kPartialsAhead of a lane's slots are loaded a phase ahead (PartialsAhead: S <= 32 x
-// kPartialsAhead, 160, covers every pipelined plan on the H200, whose grid is one block per SM),
-// the rest when they are merged. The partials are 8 bytes each: S x 8 bytes a warp from L2.
-inline constexpr int kPartialsAhead = 5;
-struct PartialsAhead {
-  unsigned long long bits[kPartialsAhead];
-};
-__device__ __forceinline__ PartialsAhead load_partials_ahead(float2* row_partials, int S) {
-  const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
-  PartialsAhead a;
-#pragma unroll
-  for (int i = 0; i < kPartialsAhead; ++i) {
-    const int j = lane + i * kWarpSize;
-    a.bits[i] = j < S ? partial_bits(row_partials + j) : 0;
-  }
-  return a;
-}
-__device__ __forceinline__ RowStats warp_merged_partials(float2* row_partials, int S,
-                                                         const PartialsAhead& a) {
-  const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
-  RowStats st = empty_stats();
-#pragma unroll
-  for (int i = 0; i < kPartialsAhead; ++i) {
-    const int j = lane + i * kWarpSize;
-    if (j < S) st = merge(st, await_partial(row_partials + j, a.bits[i]));
-  }
-  for (int j = lane + kPartialsAhead * kWarpSize; j < S; j += kWarpSize)
-    st = merge(st, await_partial(row_partials + j));
-  return warp_allreduce(st, MergeOp{});
-}
-
 // Window vectors [w.vlo, w.vhi) of the slice in s written to y's window, chunk by chunk (chunks of
 // `per` vectors); once every thread is done with chunk c, chunk c of the next slice (window
 // vectors of `next`, in next_window, when `refill`) is copied into its bytes, so that the next
@@ -416,12 +381,12 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
 // and stores nothing until the row's last partial arrives: the statistics pass over shared memory,
 // the publication, the L2 round trip and the wait for the slowest block of the row. Here item
 // k + 1 is already in another part while item k waits to be written, so a loop trip over item k is
-//   1. load item k's row's partials (every warp all S of them: S <= the grid <= 512);
+//   1. load this thread's partial of item k's row (thread i takes slot i; S <= the grid <= 512);
 //   2. take item k + 1's statistics from its part and publish them -- a whole trip before any
 //      block needs them;
 //   3. finish step 1: item k's partials were published in step 2 of the trip before, so they are
 //      normally in the registers already (no wait for the slowest block: only for one a whole
-//      trip late); each warp merges them itself (warp_merged_partials: no block barrier);
+//      trip late); merge them;
 //   4. write item k chunk by chunk, copying item k + B's chunk c into its bytes once chunk c is
 //      written (as the kernel above does with the next item).
 // B = 2 gives the exchange a trip of slack but not the copies: item k + 1's chunks were issued in
@@ -482,8 +447,7 @@ __global__ void __launch_bounds__(kSliceThreads, 1)
   const auto publish_stats = [&](std::int64_t item, int b) {
     const SplitItem<T> it = item_at(item);
     SliceBarriers sb{bars[b], ((phases >> b) & 1u) != 0};
-    // (The next call's reduction comes after write_and_refill's barriers, as its contract asks.)
-    const RowStats st = block_reduce_to_warp0<kSliceThreads>(
+    const RowStats st = block_allreduce<kSliceThreads>(
         slice_stats(buf(b), window_of(it), per, sb), MergeOp{});
     phases ^= 1u << b;
     if (threadIdx.x == 0) publish_partial(partials + it.row * S + it.part, st);
@@ -500,14 +464,17 @@ __global__ void __launch_bounds__(kSliceThreads, 1)
     const SplitItem<T> it = item_at(item);
     trace_point<kTrace>(item, 0);
     float2* row_partials = partials + it.row * S;
-    // 1. The row's partials as they are now (each warp loads them all).
-    const PartialsAhead ahead = load_partials_ahead(row_partials, S);
+    // 1. This thread's partial of the row, as it is now.
+    const bool has_slot = static_cast<int>(threadIdx.x) < S;
+    const unsigned long long bits = has_slot ? partial_bits(row_partials + threadIdx.x) : 0;
     // 2. The next item's statistics, published a trip ahead.
     const std::int64_t next = item + gridDim.x, refill = item + kBuffers * gridDim.x;
     if (next < items) publish_stats(next, next_part<kBuffers>(b));
     trace_point<kTrace>(item, 1);
-    // 3. This row's statistics, merged by each warp: no block barrier.
-    const RowScale scale = row_scale(warp_merged_partials(row_partials, S, ahead));
+    // 3. This row's statistics.
+    const RowStats mine =
+        has_slot ? await_partial(row_partials + threadIdx.x, bits) : empty_stats();
+    const RowScale scale = row_scale(block_allreduce<kSliceThreads>(mine, MergeOp{}));
     trace_point<kTrace>(item, 2);
 
     // 4. Write item k; copy item k + kBuffers into its bytes as they are freed.
