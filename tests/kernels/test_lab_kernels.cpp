@@ -189,7 +189,12 @@ TEST_CASE("a small shape set for compute-sanitizer, every kernel", "[gpu][saniti
       {dense(limits.sm_count, 40000), {}, InputKind::mixed},
       {dense(limits.sm_count, 40001), {}, InputKind::mixed},
       {dense(17, 140000), {}, InputKind::mixed},
+      // split_row's defaults on rows that fit on chip: two slices per block (600000), three
+      // (2^21: one row in flight), and rows off 16-byte boundaries on two blocks per SM with
+      // counted partials (ld = 300001).
       {dense(16, 600000), {}, InputKind::mixed},
+      {dense(2, 1 << 21), {}, InputKind::mixed},
+      {dense(4, 300001), {}, InputKind::mixed},
   };
   for (std::size_t ci = 0; ci < cases.size(); ++ci) {
     const Case& c = cases[ci];
