@@ -589,6 +589,12 @@ TEST_CASE("dispatch: split_row's pipelined candidate holds two slices per block,
   CHECK(odd.grid > kH200.sm_count);
   CHECK_FALSE(odd.tagged_partials);
   CHECK(odd.resident == odd.slice);
+  // The sanitizer's shapes for these defaults (test_lab_kernels.cpp) take them.
+  CHECK(plan_softmax(dense(2, 1 << 21, DType::f32), kH200).buffers == 3);
+  const SoftmaxPlan few_odd = plan_softmax(dense(4, 300001, DType::f32), kH200);
+  CHECK(few_odd.family == SoftmaxFamily::split_row);
+  CHECK_FALSE(few_odd.tagged_partials);
+  CHECK(few_odd.grid > kH200.sm_count);
   // Padded to 16 bytes (ld = 1000004), the same rows are aligned: the pipelined exchange.
   Problem padded_odd = dense(134, 1000003, DType::f32);
   padded_odd.ld_x = padded_odd.ld_y = 1000004;
