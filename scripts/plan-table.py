@@ -64,6 +64,8 @@ def short(plan):
             out += ", pipelined (2 slices)"
         if "three slices per block" in plan:
             out += ", pipelined (3 slices)"
+        if "partials counted in" in plan:
+            out += ", counted partials"
         return out
     return plan.split(":")[1].split(",")[0].strip() if ":" in plan else plan
 

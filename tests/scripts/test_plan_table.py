@@ -61,6 +61,11 @@ SPLIT_PIPELINED3 = ("M = 256, N = 524288 fp32 (2 MiB rows): split_row, each row 
                     "writes this one; three slices per block: the next row's statistics are published "
                     "before this row is written, a whole trip before any block waits for them, from "
                     "copies issued a whole trip before")
+SPLIT_COUNTED = ("M = 134, N = 1000003 fp32 (3.81 MiB rows): split_row, each row over 37 blocks of a "
+                 "co-resident grid of 259 (2 per SM; 7 row(s) at a time), 27028 elements per block held "
+                 "in shared memory (106 KiB): x read once; (max, sum) partials through global memory; "
+                 "each block copies its next slice in chunk by chunk as it writes this one; partials "
+                 "counted in (release/acquire), not tagged")
 ROW_THREAD_COPY = ("M = 512, N = 262144 bf16 (512 KiB rows): cluster_row, a cluster of 8 block(s) per row, "
                    "32768 elements (64 KiB) per block held in shared memory (copied by the threads, "
                    "cp.async), (max, sum) exchanged through distributed shared memory; x read once")
@@ -93,6 +98,8 @@ class Short(unittest.TestCase):
                          "split_row S=44, R=3, 1 block(s) per SM, pipelined (2 slices)")
         self.assertEqual(plan_table.short(SPLIT_PIPELINED3),
                          "split_row S=33, R=4, 1 block(s) per SM, pipelined (3 slices)")
+        self.assertEqual(plan_table.short(SPLIT_COUNTED),
+                         "split_row S=37, R=7, 2 block(s) per SM, counted partials")
         self.assertEqual(plan_table.short(ROW_THREAD_COPY),
                          "cluster_row C=8, 64 KiB slices in smem (cp.async)")
         self.assertEqual(plan_table.short(""), "-")
