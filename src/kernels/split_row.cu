@@ -392,7 +392,9 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
 // B = 2 gives the exchange a trip of slack but not the copies: item k + 1's chunks were issued in
 // step 4 of the trip before, the phase just before step 2, and step 2 waits for them (44-49% of a
 // trip, session 8's trace). B = 3 issues them two trips ahead -- a whole trip of lead time -- for
-// slices a third of the shared memory (S three times the one-slice plan's).
+// slices a third of the shared memory (S three times the one-slice plan's). On the H200 that pays
+// only where the slices need not shrink for it (N = 2^21 fp32: 1.08x two slices of the same
+// length; 0.94-0.95x two longer slices at 2^19-2^20: docs/performance.md, "Session 9").
 // A block's step 3 depends on its row's blocks having finished the trip before last: the rows
 // cannot deadlock (every block resident, every block publishes before it waits). The bytes and
 // FLOPs are the kernel above's for rows on chip; each slice is 1/B as long, so a row is over B
@@ -460,7 +462,8 @@ __global__ void __launch_bounds__(kSliceThreads, 1)
   publish_stats(blockIdx.x, 0);
 
   int b = 0;  // the part holding item k
-  for (std::int64_t item = blockIdx.x; item < items; item += gridDim.x, b = next_part<kBuffers>(b)) {
+  for (std::int64_t item = blockIdx.x; item < items;
+       item += gridDim.x, b = next_part<kBuffers>(b)) {
     const SplitItem<T> it = item_at(item);
     trace_point<kTrace>(item, 0);
     float2* row_partials = partials + it.row * S;

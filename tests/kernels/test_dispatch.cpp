@@ -568,7 +568,8 @@ TEST_CASE("dispatch: split_row's pipelined candidate holds two slices per block,
   CHECK(pipelined(dense(32, 1 << 22, DType::bf16)).size() == 1);
   // The default: aligned fp32 rows on chip whose pipelined plan keeps >= kSplitPipelinedMinRows
   // rows in flight (2^18 ... 2^20 in the default sweep), not 16-bit rows.
-  for (const std::int64_t n : {std::int64_t{1} << 18, std::int64_t{1} << 19, std::int64_t{1} << 20}) {
+  for (const std::int64_t n :
+       {std::int64_t{1} << 18, std::int64_t{1} << 19, std::int64_t{1} << 20}) {
     const SoftmaxPlan f = plan_softmax(dense((std::int64_t{1} << 27) / n, n, DType::f32), kH200);
     INFO("N = " << n << ": " << summary(f));
     CHECK(f.family == SoftmaxFamily::split_row);

@@ -400,14 +400,15 @@ double percentile(std::vector<double> v, double q) {
 
 // For the split_row shapes of the default sweep and N = 1000003, fp32 and bf16 (SMR_TUNE_DTYPES
 // chooses), the default plan and the other split_row forms on one block per SM with the rows on
-// chip (one slice per block, the pipelined exchange's two or three): one launch, L2 flushed before it, with thread 0 of every block
-// stamping the SM clock at four points of every loop trip (trace_split_row). Printed per plan, over
-// all trips: the median and 90th percentile of each phase -- statistics (the slice's copy waited
-// for and its statistics taken; pipelined: the next slice's), exchange (the row's partials
-// waited for and merged), write (the slice written and the next one's copies issued) -- in
-// microseconds at the device's clock rate, and each phase's share of the summed trips; beside them
-// the launch's time and the clock its busiest block's stamps imply (span / time). The traced
-// launch's output is verified on sampled rows.
+// chip (one slice per block, the pipelined exchange's two or three): one launch, L2 flushed
+// before it, with thread 0 of every block stamping the SM clock at four points of every loop trip
+// (trace_split_row; the stamp buffer zeroed first, and every stamp checked to be set). Printed
+// per plan, over all trips: the median and 90th percentile of each phase -- statistics (the
+// slice's copy waited for and its statistics taken; pipelined: the next slice's), exchange (the
+// row's partials waited for and merged), write (the slice written and the next one's copies
+// issued) -- in microseconds at the device's clock rate, and each phase's share of the summed
+// trips; beside them the launch's time and the clock its busiest block's stamps imply (span /
+// time). The traced launch's output is verified on sampled rows.
 TEST_CASE("production softmax: where split_row's loop trips spend their time",
           "[.trace][gpu][softmax]") {
   const DeviceLimits d = device_limits();
