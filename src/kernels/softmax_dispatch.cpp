@@ -309,6 +309,7 @@ SoftmaxPlan split_plan(const Problem& p, const DeviceLimits& d, Prefetch prefetc
                                     : prefetch == Prefetch::on);
   const double reread = on_chip ? 0.0 : 1.0 - static_cast<double>(S * s.resident) /
                                                   static_cast<double>(p.N);
+  const char* slices_word = buffers == 3 ? "three" : "two";  // of a pipelined plan (buffers > 1)
   s.why = fmt::format(
       "{}: split_row, each row over {} blocks of a co-resident grid of {} ({} per SM; {} row(s) "
       "at a time), {} elements per block{}; (max, sum) partials through global memory{}; each "
@@ -316,20 +317,16 @@ SoftmaxPlan split_plan(const Problem& p, const DeviceLimits& d, Prefetch prefetc
       shape_words(p), S, s.grid, blocks_per_sm, R, slice,
       on_chip ? fmt::format(" held in shared memory ({}{}): x read once",
                             kib(static_cast<double>(s.smem_bytes)),
-                            buffers == 2   ? " for two slices"
-                            : buffers == 3 ? " for three slices"
-                                           : "")
+                            buffers > 1 ? fmt::format(" for {} slices", slices_word) : "")
               : fmt::format(", the first {} ({}) held in shared memory, the rest ({:.0f}% of the "
                             "row) read twice, the second time in reverse so its tail hits L2",
                             s.resident, kib(static_cast<double>(s.smem_bytes)), 100.0 * reread),
       s.prefetch ? ", the next slice prefetched into L2 while a row waits for its partials" : "");
-  if (buffers == 2)
-    s.why += "; two slices per block: the next row's statistics are published before this row is "
-             "written, a whole trip before any block waits for them";
-  if (buffers == 3)
-    s.why += "; three slices per block: the next row's statistics are published before this row "
-             "is written, a whole trip before any block waits for them, from copies issued a "
-             "whole trip before";
+  if (buffers > 1)
+    s.why += fmt::format(
+        "; {} slices per block: the next row's statistics are published before this row is "
+        "written, a whole trip before any block waits for them{}",
+        slices_word, buffers == 3 ? ", from copies issued a whole trip before" : "");
   return s;
 }
 
@@ -367,15 +364,16 @@ SoftmaxPlan by_counter(SoftmaxPlan s) {
 // partials ran 1.044x, 1.065x and 1.073x the default in three tuning runs (sessions 8 and 9), the
 // two-slice plan 0.93x that.
 SoftmaxPlan split_default(const Problem& p, const DeviceLimits& d) {
-  if (p.dtype == DType::f32 && row_head_room(p) == 0) {
-    const std::optional<SoftmaxPlan> two = split_pipelined(p, d, 2);
-    if (two && two->rows_in_flight >= kSplitPipelinedMinRows) return *two;
-    const std::optional<SoftmaxPlan> three = split_pipelined(p, d, 3);
-    if (two && three && three->slices == two->slices) return *three;
-  }
-  if (p.dtype == DType::f32 && row_head_room(p) > 0) {
-    const SoftmaxPlan two_per_sm = split_plan(p, d, Prefetch::off);
-    if (two_per_sm.resident == two_per_sm.slice) return by_counter(two_per_sm);
+  if (p.dtype == DType::f32) {
+    if (row_head_room(p) == 0) {
+      const std::optional<SoftmaxPlan> two = split_pipelined(p, d, 2);
+      if (two && two->rows_in_flight >= kSplitPipelinedMinRows) return *two;
+      const std::optional<SoftmaxPlan> three = split_pipelined(p, d, 3);
+      if (two && three && three->slices == two->slices) return *three;
+    } else {
+      const SoftmaxPlan two_per_sm = split_plan(p, d, Prefetch::off);
+      if (two_per_sm.resident == two_per_sm.slice) return by_counter(two_per_sm);
+    }
   }
   SoftmaxPlan one = split_plan(p, d, Prefetch::by_rule, 1);
   if (one.resident == one.slice) return one;

@@ -28,8 +28,10 @@
 //                and too few rows   grid, (max, sum) partials exchanged through global memory;
 //                for clusters       slices stay in shared memory where the card can hold the rows
 //                                   in flight, else the part that does not fit is read twice
-//                                   (TrafficModel::two_read); fp32 rows on chip with >= 3 in
-//                                   flight: two slices per block (the pipelined exchange)
+//                                   (TrafficModel::two_read); aligned fp32 rows on chip: two
+//                                   slices per block with >= 3 rows in flight, else three where
+//                                   they are as long (the pipelined exchange); unaligned fp32
+//                                   rows on chip: two blocks per SM, partials counted
 #pragma once
 
 #include <cstddef>
@@ -67,8 +69,8 @@ inline constexpr std::size_t kClusterSliceTarget = 64 * 1024;
 inline constexpr std::size_t kClusterSliceMax = 112 * 1024;
 // split_row: a slice is never shorter than this (it bounds the workspace: see split_workspace_bytes).
 inline constexpr std::int64_t kMinSplitSlice = 2048;
-// split_row: fp32 rows on chip take the pipelined exchange (two slices per block) by default when
-// it keeps at least this many rows in flight.
+// split_row: aligned fp32 rows on chip take the pipelined exchange with two slices per block by
+// default when it keeps at least this many rows in flight.
 inline constexpr std::int64_t kSplitPipelinedMinRows = 3;
 // Row lengths up to which each register family is the default. block_row's limit is its largest
 // tile, 1024 threads x 32 elements (fp32 8 vectors, 16-bit 4: the tile is fp32 in registers

@@ -30,8 +30,8 @@
 // three, step 1's for copies issued a trip earlier); the dispatch says when it runs.
 //
 // Trace launches (trace_split_row, softmax_families.hpp) compile both kernels again with kTrace:
-// thread 0 stamps the SM clock at four points of every trip. docs/performance.md, "Session 8",
-// has what the stamps showed.
+// thread 0 stamps the SM clock at four points of every trip. docs/performance.md, "Session 8" and
+// "Session 9", has what the stamps showed.
 //
 // Why it cannot deadlock: every block is resident (cooperative launch: the launch fails rather
 // than leaves blocks unscheduled), blocks take their items in increasing order, and the lowest

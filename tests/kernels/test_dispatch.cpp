@@ -39,6 +39,23 @@ std::vector<SoftmaxPlan> pipelined_plans(const Problem& p, int buffers = 2) {
   return out;
 }
 
+// The shape of an aligned fp32 pipelined plan with `buffers` slices per block on the H200's 132
+// SMs: S slices a row, R rows in flight, the whole grid, every slice's bytes in shared memory,
+// and the summary and reason naming the form.
+void check_pipelined_fp32(const SoftmaxPlan& s, int buffers, int slices, std::int64_t rows) {
+  INFO(summary(s));
+  CHECK(s.buffers == buffers);
+  CHECK(s.slices == slices);
+  CHECK(s.rows_in_flight == rows);
+  CHECK(s.grid == 132);
+  CHECK(s.smem_bytes ==
+        static_cast<std::size_t>(buffers) * static_cast<std::size_t>(s.slice) * 4u);
+  CHECK(s.smem_bytes + kSliceStaticSmem + kSmemReservedPerBlock <= smem_per_sm(kH200));
+  CHECK(summary(s).find(buffers == 3 ? " pipelined B=3" : " pipelined") != std::string::npos);
+  CHECK(s.why.find(buffers == 3 ? "three slices per block" : "two slices per block") !=
+        std::string::npos);
+}
+
 // Rows whose stride is whole 16-byte vectors (ld = N rounded up to a vector).
 Problem padded(std::int64_t M, std::int64_t N, DType t) {
   Problem p = dense(M, N, t);
@@ -538,34 +555,27 @@ TEST_CASE("dispatch: two rows per trip are candidates for short rows", "[dispatc
 
 TEST_CASE("dispatch: split_row's pipelined candidate holds two slices per block, rows on chip only",
           "[dispatch]") {
-  const auto pipelined = [](const Problem& p) { return pipelined_plans(p); };
   // M = 256, N = 2^19 fp32 (2 MB rows): slices of at most half a block's shared memory (~113 KB),
   // so 19 per row would do; 6 rows of 22 slices fill the 132 SMs, each block two slices.
-  const auto a = pipelined(dense(256, 1 << 19, DType::f32));
+  const auto a = pipelined_plans(dense(256, 1 << 19, DType::f32));
   REQUIRE(a.size() == 1);
-  INFO(summary(a[0]));
-  CHECK(a[0].slices == 22);
-  CHECK(a[0].rows_in_flight == 6);
-  CHECK(a[0].grid == 132);
-  CHECK(a[0].smem_bytes == 2u * static_cast<std::size_t>(a[0].slice) * 4u);
-  CHECK(summary(a[0]).find(" pipelined") != std::string::npos);
-  CHECK(a[0].why.find("two slices per block") != std::string::npos);
+  check_pipelined_fp32(a[0], 2, 22, 6);
   // Twice the slices of the one-slice plan on one block per SM.
   const SoftmaxPlan one = single_slice_one_per_sm(dense(256, 1 << 19, DType::f32));
   CHECK(one.buffers == 1);
   CHECK(one.grid <= kH200.sm_count);
   CHECK(a[0].slices >= 2 * one.slices);
   // M = 64, N = 2^21: one 8 MB row a wave, 132 slices of 62 KB, two per block.
-  const auto c = pipelined(dense(64, 1 << 21, DType::f32));
+  const auto c = pipelined_plans(dense(64, 1 << 21, DType::f32));
   REQUIRE(c.size() == 1);
   CHECK(c[0].rows_in_flight == 1);
   CHECK(c[0].slices == 132);
   // N = 2^22 fp32: two 16 MB rows do not fit on chip; rows read twice never get it either.
-  CHECK(pipelined(dense(32, 1 << 22, DType::f32)).empty());
-  CHECK(pipelined(dense(8, 1 << 24, DType::f32)).empty());
-  CHECK(pipelined(dense(1, 1 << 26, DType::bf16)).empty());
+  CHECK(pipelined_plans(dense(32, 1 << 22, DType::f32)).empty());
+  CHECK(pipelined_plans(dense(8, 1 << 24, DType::f32)).empty());
+  CHECK(pipelined_plans(dense(1, 1 << 26, DType::bf16)).empty());
   // bf16 rows of 2^22 elements are 8 MB: they do.
-  CHECK(pipelined(dense(32, 1 << 22, DType::bf16)).size() == 1);
+  CHECK(pipelined_plans(dense(32, 1 << 22, DType::bf16)).size() == 1);
   // The default: aligned fp32 rows on chip whose pipelined plan keeps >= kSplitPipelinedMinRows
   // rows in flight (2^18 ... 2^20 in the default sweep), not 16-bit rows.
   for (const std::int64_t n :
@@ -608,14 +618,7 @@ TEST_CASE("dispatch: split_row's three-slice plans: a third of the shared memory
   // a row would do; 4 rows of 33 slices fill the 132 SMs -- 1.5 times the two-slice plan's 22.
   const std::vector<SoftmaxPlan> a = pipelined_plans(dense(256, 1 << 19, DType::f32), 3);
   REQUIRE(a.size() == 1);
-  INFO(summary(a[0]));
-  CHECK(a[0].slices == 33);
-  CHECK(a[0].rows_in_flight == 4);
-  CHECK(a[0].grid == 132);
-  CHECK(a[0].smem_bytes == 3u * static_cast<std::size_t>(a[0].slice) * 4u);
-  CHECK(a[0].smem_bytes + kSliceStaticSmem + kSmemReservedPerBlock <= smem_per_sm(kH200));
-  CHECK(summary(a[0]).find(" pipelined B=3") != std::string::npos);
-  CHECK(a[0].why.find("three slices per block") != std::string::npos);
+  check_pipelined_fp32(a[0], 3, 33, 4);
   const std::vector<SoftmaxPlan> two = pipelined_plans(dense(256, 1 << 19, DType::f32));
   REQUIRE(two.size() == 1);
   CHECK(a[0].slices > two[0].slices);

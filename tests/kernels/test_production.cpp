@@ -486,12 +486,12 @@ TEST_CASE("production softmax: where split_row's loop trips spend their time",
         const double all = total[0] + total[1] + total[2];
         // The clock the stamps ran at, as far as the launch shows it: the busiest block's span
         // (its first trip's start to its last trip's end, in cycles) over the launch's time.
+        const auto at = [&](std::int64_t item, int point) {
+          return stamps[static_cast<std::size_t>(item * prod::kSplitTracePoints + point)];
+        };
         std::uint64_t span = 0;
         for (std::int64_t blk = 0; blk < plan.grid && blk < items; ++blk) {
           const std::int64_t last = blk + (items - 1 - blk) / plan.grid * plan.grid;
-          const auto at = [&](std::int64_t item, int point) {
-            return stamps[static_cast<std::size_t>(item * prod::kSplitTracePoints + point)];
-          };
           span = std::max(span, at(last, 3) - at(blk, 0));
         }
         char cell[3][32];
