@@ -35,9 +35,18 @@ bool cluster_placeable(const SoftmaxPlan& plan, DType t);
 // split_row with its trace instantiations (split_row.cu): thread 0 of each block stamps the SM
 // clock (clock64) at kSplitTracePoints points of every item's loop trip -- its start, the
 // statistics reduced, the row's partials merged, its end -- into trace[item x kSplitTracePoints +
-// point] (a device buffer of M x plan.slices x kSplitTracePoints words). For the tracing test
+// point] (M x plan.slices x kSplitTracePoints words); after them, kSplitBlockTracePoints words
+// per block at trace[M x plan.slices x kSplitTracePoints + block x kSplitBlockTracePoints + k]:
+// the global timer (%globaltimer, ns, one clock for every SM) and the SM clock at the block's
+// entry (k = 0, 1) and exit (k = 2, 3), so that the time before the first trip and after the last
+// is seen per block and the blocks can be laid on one time line. For the tracing test
 // ("[.trace]"), not for timing: the stamps are the only difference from launch_split_row.
 inline constexpr int kSplitTracePoints = 4;
+inline constexpr int kSplitBlockTracePoints = 4;
+// Words a trace buffer needs for a plan with `items` = M x slices items on `grid` blocks.
+inline constexpr std::int64_t split_trace_words(std::int64_t items, std::int64_t grid) {
+  return items * kSplitTracePoints + grid * kSplitBlockTracePoints;
+}
 void trace_split_row(const SoftmaxPlan& plan, const Launch& l, std::uint64_t* trace);
 
 // Blocks of the split kernel for dtype t with plan.smem_bytes that fit on one SM.

@@ -268,6 +268,21 @@ __device__ __forceinline__ void trace_point(std::int64_t item, int point) {
     if (threadIdx.x == 0) g_split_trace[item * kSplitTracePoints + point] = clock64();
   }
 }
+// The block's entry (exit = false) or exit: the global timer (ns, the same for every SM) and the
+// SM clock, after the items' stamps (softmax_families.hpp, kSplitBlockTracePoints).
+template <bool kTrace>
+__device__ __forceinline__ void trace_block(std::int64_t items, bool exit) {
+  if constexpr (kTrace) {
+    if (threadIdx.x == 0) {
+      std::uint64_t ns;
+      asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
+      std::uint64_t* at = g_split_trace + items * kSplitTracePoints +
+                          blockIdx.x * kSplitBlockTracePoints + (exit ? 2 : 0);
+      at[0] = ns;
+      at[1] = clock64();
+    }
+  }
+}
 
 // kWindowed: the rows may start off 16-byte boundaries (compiled apart from the aligned case, whose
 // offsets are 0 at compile time).
@@ -292,6 +307,7 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
   // of s for every item, and the next item's chunk c can be copied in as soon as this item's chunk
   // c is written.
   const std::int64_t items = M * S;
+  trace_block<kTrace>(items, false);
   const auto item_at = [&](std::int64_t item) {
     return split_item(x, N, ld_x, S, slice, resident, item);
   };
@@ -372,6 +388,7 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
                      nw, sb);
     trace_point<kTrace>(item, 3);
   }
+  trace_block<kTrace>(items, true);
 }
 
 // The pipelined exchange (SoftmaxPlan::buffers = B = 2 or 3, rows on chip only): B slices per
@@ -456,6 +473,7 @@ __global__ void __launch_bounds__(kSliceThreads, 1)
   };
 
   if (blockIdx.x >= items) return;
+  trace_block<kTrace>(items, false);
 #pragma unroll
   for (int b = 0; b < kBuffers; ++b)
     if (blockIdx.x + b * gridDim.x < items) copy_item(blockIdx.x + b * gridDim.x, b);
@@ -492,6 +510,7 @@ __global__ void __launch_bounds__(kSliceThreads, 1)
     if (has_refill) copy_slice_rest(buf(b), rf.src - rw.lo, rw);
     trace_point<kTrace>(item, 3);
   }
+  trace_block<kTrace>(items, true);
 }
 
 // The pipelined kernel for `buffers` slices per block (2 or 3).

@@ -14,6 +14,7 @@
 // SMR_TEST_SEED=<base> reruns the same inputs.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -408,7 +409,10 @@ double percentile(std::vector<double> v, double q) {
 // row's partials waited for and merged), write (the slice written and the next one's copies
 // issued) -- in microseconds at the device's clock rate, and each phase's share of the summed
 // trips; beside them the launch's time and the clock its busiest block's stamps imply (span /
-// time). The traced launch's output is verified on sampled rows.
+// time). A second line lays the blocks on the global timer: the span from the first block's entry
+// to the last one's exit against the launch's time, and per block the time before its first trip,
+// in its trips and after its last, with the mean of each phase. The traced launch's output is
+// verified on sampled rows.
 TEST_CASE("production softmax: where split_row's loop trips spend their time",
           "[.trace][gpu][softmax]") {
   const DeviceLimits d = device_limits();
@@ -451,7 +455,8 @@ TEST_CASE("production softmax: where split_row's loop trips spend their time",
       DeviceBuffer dws(split_workspace_bytes(p));
       for (const SoftmaxPlan& plan : plans) {
         const std::int64_t items = p.M * plan.slices;
-        DeviceBuffer dtrace(static_cast<std::size_t>(items * prod::kSplitTracePoints) * 8);
+        const std::int64_t words = prod::split_trace_words(items, plan.grid);
+        DeviceBuffer dtrace(static_cast<std::size_t>(words) * 8);
         Launch l = device_launch(p, in, dws, stream);
         // Warm-up, traced too: the first trace launch's one-time set-up (the shared memory
         // limits of the trace instantiations) stays out of the timed one.
@@ -466,12 +471,15 @@ TEST_CASE("production softmax: where split_row's loop trips spend their time",
         CUDA_CHECK(cudaStreamSynchronize(stream.get()));
         float ms = 0;
         CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
-        std::vector<std::uint64_t> stamps(
-            static_cast<std::size_t>(items * prod::kSplitTracePoints));
+        std::vector<std::uint64_t> stamps(static_cast<std::size_t>(words));
         CUDA_CHECK(cudaMemcpy(stamps.data(), dtrace.get(), stamps.size() * 8,
                               cudaMemcpyDeviceToHost));
-        // Every trip stamped every point.
-        CHECK(std::count(stamps.begin(), stamps.end(), std::uint64_t{0}) == 0);
+        // Every trip stamped every point, every block that had an item its entry and exit.
+        const std::int64_t blocks = std::min<std::int64_t>(plan.grid, items);
+        CHECK(std::count(stamps.begin(),
+                         stamps.begin() + items * prod::kSplitTracePoints +
+                             blocks * prod::kSplitBlockTracePoints,
+                         std::uint64_t{0}) == 0);
         std::vector<double> phase[3];
         double total[3] = {0, 0, 0};
         for (std::int64_t i = 0; i < items; ++i) {
@@ -503,6 +511,52 @@ TEST_CASE("production softmax: where split_row's loop trips spend their time",
                     static_cast<long long>(p.N), summary(plan).c_str(),
                     static_cast<long long>(items / plan.grid), cell[0], cell[1], cell[2],
                     ms * 1000.0, static_cast<double>(span) / (ms * 1000.0));
+        // The blocks on one time line (the global timer): the launch's time outside the blocks,
+        // and per block its time before the first trip, in its trips and after the last (each
+        // block's SM clock converted at the rate its own entry and exit stamps give).
+        const auto block_at = [&](std::int64_t blk, int k) {
+          return stamps[static_cast<std::size_t>(items * prod::kSplitTracePoints +
+                                                 blk * prod::kSplitBlockTracePoints + k)];
+        };
+        std::uint64_t first_entry = UINT64_MAX, last_entry = 0, first_exit = UINT64_MAX,
+                      last_exit = 0;
+        std::vector<double> before, trips, after, mhz;
+        for (std::int64_t blk = 0; blk < blocks; ++blk) {
+          const std::uint64_t ns0 = block_at(blk, 0), clk0 = block_at(blk, 1);
+          const std::uint64_t ns1 = block_at(blk, 2), clk1 = block_at(blk, 3);
+          REQUIRE(ns1 > ns0);
+          REQUIRE(clk1 > clk0);
+          first_entry = std::min(first_entry, ns0);
+          last_entry = std::max(last_entry, ns0);
+          first_exit = std::min(first_exit, ns1);
+          last_exit = std::max(last_exit, ns1);
+          const double cycles_per_ns =
+              static_cast<double>(clk1 - clk0) / static_cast<double>(ns1 - ns0);
+          const std::int64_t last = blk + (items - 1 - blk) / plan.grid * plan.grid;
+          REQUIRE(at(blk, 0) >= clk0);
+          REQUIRE(clk1 >= at(last, 3));
+          const auto us = [&](std::uint64_t cycles) {
+            return static_cast<double>(cycles) / cycles_per_ns / 1000.0;
+          };
+          before.push_back(us(at(blk, 0) - clk0));
+          trips.push_back(us(at(last, 3) - at(blk, 0)));
+          after.push_back(us(clk1 - at(last, 3)));
+          mhz.push_back(cycles_per_ns * 1000.0);
+        }
+        const auto ns_us = [](std::uint64_t span_ns) { return static_cast<double>(span_ns) / 1000.0; };
+        const double n_items = static_cast<double>(items);
+        const auto max_of = [](const std::vector<double>& v) {
+          return *std::max_element(v.begin(), v.end());
+        };
+        std::printf("      blocks: span %.1f us of the launch's %.1f (entries within %.1f us, exits "
+                    "within %.1f); per block, median / max: before the first trip %.2f / %.2f us, "
+                    "trips %.1f / %.1f us, after the last %.2f / %.2f us; SM clock %.0f MHz; "
+                    "phase means %.2f / %.2f / %.2f us\n",
+                    ns_us(last_exit - first_entry), ms * 1000.0, ns_us(last_entry - first_entry),
+                    ns_us(last_exit - first_exit),
+                    percentile(before, 0.5), max_of(before), percentile(trips, 0.5),
+                    max_of(trips), percentile(after, 0.5), max_of(after), percentile(mhz, 0.5),
+                    total[0] / n_items, total[1] / n_items, total[2] / n_items);
         std::fflush(stdout);
         // The traced launch computed softmax like any other.
         CHECK(verify_sampled_rows(p, x, in.dy).passed);
