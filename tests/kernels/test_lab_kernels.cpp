@@ -12,6 +12,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -246,6 +247,96 @@ TEST_CASE("copy ceiling: every byte copied, nothing else written, any size and a
           if ((i < dst_at || i >= dst_at + bytes) && out[i] != kPoisonByte) guards = false;
         CHECK(guards);
       }
+}
+
+TEST_CASE("staged copy: every byte copied, nothing else written, every variant", "[gpu][ceilings]") {
+  // Sizes that end mid-stage and mid-chunk, one shorter than a chunk, and more stages than the
+  // grid has blocks (every buffer refilled several times).
+  const std::size_t sizes[] = {16, 4096 + 16, 95328 * 3 + 160, (std::size_t{40} << 20) + 48};
+  constexpr std::size_t kGuard = 256;
+  const std::size_t span = sizes[std::size(sizes) - 1] + 2 * kGuard;
+  std::vector<unsigned char> src(span);
+  for (std::size_t i = 0; i < span; ++i) src[i] = static_cast<unsigned char>((i * 131 + 7) % 251);
+  DeviceBuffer dsrc(span), ddst(span);
+  CUDA_CHECK(cudaMemcpy(dsrc.get(), src.data(), span, cudaMemcpyHostToDevice));
+  std::vector<unsigned char> out(span);
+  for (const ceilings::StagedCopy& v : ceilings::staged_copy_variants())
+    for (const std::size_t bytes : sizes) {
+      INFO("variant " << ceilings::to_string(v) << ", bytes " << bytes);
+      CUDA_CHECK(cudaMemset(ddst.get(), kPoisonByte, span));
+      ceilings::staged_copy_bytes(dsrc.as<unsigned char>() + kGuard,
+                                  ddst.as<unsigned char>() + kGuard, bytes, nullptr, v);
+      CUDA_CHECK(cudaDeviceSynchronize());
+      CUDA_CHECK(cudaMemcpy(out.data(), ddst.get(), span, cudaMemcpyDeviceToHost));
+      CHECK(std::memcmp(out.data() + kGuard, src.data() + kGuard, bytes) == 0);
+      bool guards = true;
+      for (std::size_t i = 0; i < span; ++i)
+        if ((i < kGuard || i >= kGuard + bytes) && out[i] != kPoisonByte) guards = false;
+      CHECK(guards);
+    }
+  // Refused, not run: a size that is not whole vectors, a misaligned buffer, a stage too big.
+  CHECK_THROWS_AS(ceilings::staged_copy_bytes(dsrc.get(), ddst.get(), 17, nullptr,
+                                              ceilings::StagedCopy{}),
+                  std::invalid_argument);
+  CHECK_THROWS_AS(ceilings::staged_copy_bytes(dsrc.as<unsigned char>() + 4, ddst.get(), 32,
+                                              nullptr, ceilings::StagedCopy{}),
+                  std::invalid_argument);
+  CHECK_THROWS_AS(ceilings::staged_copy_bytes(dsrc.get(), ddst.get(), 32, nullptr,
+                                              ceilings::StagedCopy{2, 4, 190656, 1, false, false}),
+                  std::invalid_argument);
+}
+
+// How close the staged copy comes to the copy ceiling, variant by variant, on the ceiling's 512 MiB
+// (hidden; run with "[.staged]"): each timed alternately with the copy kernel, sample by sample,
+// medians of 15 after 3 warm-ups each; printed, not asserted (docs/performance.md).
+TEST_CASE("staged copy: each variant against the copy ceiling", "[.staged][gpu][ceilings]") {
+  constexpr std::size_t kBytes = std::size_t{512} << 20;
+  constexpr int kReps = 15;
+  DeviceBuffer a(kBytes), b(kBytes);
+  CUDA_CHECK(cudaMemset(a.get(), 1, kBytes));
+  CudaStream s;
+  const auto seconds = [&](auto&& copy) {
+    CudaEvent start, stop;
+    start.record(s.get());
+    copy();
+    stop.record(s.get());
+    s.sync();
+    return stop.seconds_since(start);
+  };
+  const auto median = [](std::vector<double> t) {
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+  };
+  const auto ceiling = [&] { ceilings::copy_bytes(a.get(), b.get(), kBytes, s.get()); };
+  std::printf("\nstaged copy, 512 MiB (read + write), median of %d, alternating with the copy "
+              "ceiling kernel\n", kReps);
+  for (const ceilings::StagedCopy& v : ceilings::staged_copy_variants()) {
+    const auto staged = [&] { ceilings::staged_copy_bytes(a.get(), b.get(), kBytes, s.get(), v); };
+    for (int i = 0; i < 3; ++i) {
+      ceiling();
+      staged();
+    }
+    std::vector<double> tc, ts;
+    for (int i = 0; i < kReps; ++i) {
+      tc.push_back(seconds(ceiling));
+      ts.push_back(seconds(staged));
+    }
+    const double copy_s = median(tc), staged_s = median(ts);
+    std::printf("  %-52s %6.0f GB/s, %5.1f%% of the copy kernel's %4.0f (min %.0f, max %.0f)\n",
+                ceilings::to_string(v).c_str(), 2.0 * kBytes / staged_s / 1e9,
+                100.0 * copy_s / staged_s, 2.0 * kBytes / copy_s / 1e9,
+                2.0 * kBytes / *std::max_element(ts.begin(), ts.end()) / 1e9,
+                2.0 * kBytes / *std::min_element(ts.begin(), ts.end()) / 1e9);
+    std::fflush(stdout);
+    // The timed variant copied every byte (b cleared, copied once more, read back).
+    CUDA_CHECK(cudaMemsetAsync(b.get(), 0, kBytes, s.get()));
+    staged();
+    s.sync();
+    std::vector<unsigned char> back(kBytes);
+    CUDA_CHECK(cudaMemcpy(back.data(), b.get(), kBytes, cudaMemcpyDeviceToHost));
+    CHECK(std::count(back.begin(), back.end(), static_cast<unsigned char>(1)) ==
+          static_cast<std::ptrdiff_t>(kBytes));
+  }
 }
 
 TEST_CASE("copy ceiling entry: y = x bit for bit, NaN payloads included", "[gpu][ceilings]") {

@@ -1,0 +1,201 @@
+// The staged copy: the copy ceiling's bytes moved the way the shared-memory kernels move a row
+// (block_hybrid's slice, cluster_row, split_row; row_slice.cuh), with no softmax in between. An
+// experiment beside the copy ceiling, not a ceiling the harness uses: how close to the copy
+// kernel can a persistent block come when every byte goes global -> shared memory (TMA bulk
+// copies, or the threads' cp.async) -> registers -> global, and what its stage length, its
+// buffers per block, its chunks per stage, its blocks per SM and a second pass over shared memory
+// (the statistics' pass of the softmax kernels) cost. Session 6 found every kernel that holds part
+// of a row in shared memory at 78-87% of the copy ceiling where register tiles of the same shape
+// of work reach 96% (docs/performance.md); this separates the staging from the softmax.
+//
+// Grid: blocks_per_sm blocks per SM, 512 threads each, resident at once (checked). The bytes are
+// cut into stages of stage_bytes; block b takes stages b, b + grid, ...; stage k of a block lies
+// in buffer k % kBuffers of its shared memory. A stage is kChunks chunks, each completing on its
+// own barrier. A loop trip over stage k:
+//   1. (read_pass) every thread reads its vectors of each chunk once it has landed and folds them
+//      into one word (kept, so the pass is not compiled away);
+//   2. chunk by chunk: wait for it (when there was no read pass), store its vectors to dst, a
+//      block barrier, then copy stage k + kBuffers' chunk c into the bytes just freed -- split_row's
+//      write_and_refill.
+// Bytes: 1 read + 1 written per byte, as the copy. FLOPs: none.
+#include <cuda/barrier>
+
+#include <algorithm>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kernels/ceilings.hpp"
+#include "kernels/cuda_check.hpp"
+#include "kernels/row_slice.cuh"
+
+namespace smr {
+namespace {
+
+using ceilings::StagedCopy;
+using prod::BlockBarrier;
+
+inline constexpr int kStagedThreads = 512;
+
+// Vectors [begin, end) of chunk c of a stage of n vectors, `per` vectors a chunk (the last chunk
+// takes the rest).
+template <int kChunks>
+__device__ __forceinline__ prod::VecRange stage_chunk(int c, std::int64_t n, std::int64_t per) {
+  const std::int64_t b = c * per < n ? c * per : n;
+  const std::int64_t e = c + 1 == kChunks ? n : ((c + 1) * per < n ? (c + 1) * per : n);
+  return prod::VecRange{b, e};
+}
+
+template <int kBuffers, int kChunks>
+__global__ void __launch_bounds__(kStagedThreads)
+    staged_copy_kernel(const uint4* __restrict__ src, uint4* __restrict__ dst, std::int64_t vecs,
+                       std::int64_t stage_vecs, bool read_pass, bool thread_copy) {
+  extern __shared__ __align__(16) unsigned char staged_smem[];
+#pragma nv_diag_suppress static_var_with_dynamic_init
+  __shared__ BlockBarrier bars[kBuffers][kChunks];
+  if (threadIdx.x == 0) {
+#pragma unroll
+    for (int b = 0; b < kBuffers; ++b)
+#pragma unroll
+      for (int c = 0; c < kChunks; ++c) init(&bars[b][c], blockDim.x);
+    cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
+  }
+  __syncthreads();
+  const auto buf = [&](int b) {
+    return reinterpret_cast<float*>(staged_smem) + static_cast<std::int64_t>(b) * stage_vecs * 4;
+  };
+  const std::int64_t stages = (vecs + stage_vecs - 1) / stage_vecs;
+  const std::int64_t per = (stage_vecs + kChunks - 1) / kChunks;
+  const auto length = [&](std::int64_t k) {
+    return vecs - k * stage_vecs < stage_vecs ? vecs - k * stage_vecs : stage_vecs;
+  };
+  // Chunk c of stage k into buffer b (the copy engine's bulk copy, or the threads' cp.async).
+  const auto copy_chunk = [&](std::int64_t k, int b, int c) {
+    const prod::SliceBarriers sb{bars[b], false, thread_copy};
+    prod::issue_chunk_copy(buf(b), reinterpret_cast<const float*>(src + k * stage_vecs),
+                           stage_chunk<kChunks>(c, length(k), per), sb, c);
+  };
+#pragma unroll
+  for (int b = 0; b < kBuffers; ++b) {
+    const std::int64_t k = blockIdx.x + static_cast<std::int64_t>(b) * gridDim.x;
+    if (k < stages)
+#pragma unroll
+      for (int c = 0; c < kChunks; ++c) copy_chunk(k, b, c);
+  }
+  unsigned phases = 0;  // bit b: the parity of buffer b's next phase
+  int b = 0;
+  for (std::int64_t k = blockIdx.x; k < stages; k += gridDim.x, b = b + 1 == kBuffers ? 0 : b + 1) {
+    const std::int64_t n = length(k);
+    const uint4* s = reinterpret_cast<const uint4*>(buf(b));
+    const bool parity = ((phases >> b) & 1u) != 0;
+    if (read_pass) {
+      unsigned folded = 0;
+#pragma unroll
+      for (int c = 0; c < kChunks; ++c) {
+        bars[b][c].wait_parity(parity);
+        const prod::VecRange r = stage_chunk<kChunks>(c, n, per);
+        for (std::int64_t i = r.begin + threadIdx.x; i < r.end; i += blockDim.x) {
+          const uint4 v = s[i];
+          folded ^= v.x ^ v.y ^ v.z ^ v.w;
+        }
+      }
+      asm volatile("" ::"r"(folded));  // the pass's loads are kept
+    }
+    const std::int64_t refill = k + static_cast<std::int64_t>(kBuffers) * gridDim.x;
+    uint4* d = dst + k * stage_vecs;
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c) {
+      if (!read_pass) bars[b][c].wait_parity(parity);
+      const prod::VecRange r = stage_chunk<kChunks>(c, n, per);
+      for (std::int64_t i = r.begin + threadIdx.x; i < r.end; i += blockDim.x) d[i] = s[i];
+      __syncthreads();  // every read of chunk c is done
+      if (refill < stages) copy_chunk(refill, b, c);
+    }
+    phases ^= 1u << b;
+  }
+}
+
+template <int kBuffers, int kChunks>
+void launch_staged(const uint4* s, uint4* d, std::int64_t vecs, cudaStream_t stream,
+                   const StagedCopy& v) {
+  const auto kernel = staged_copy_kernel<kBuffers, kChunks>;
+  const std::int64_t stage_vecs = v.stage_bytes / 16;
+  const std::size_t smem = static_cast<std::size_t>(kBuffers) * v.stage_bytes;
+  static const bool opted = (prod::allow_all_dynamic_shared_memory(kernel), true);
+  (void)opted;
+  int device = 0, sms = 0, per_sm = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kStagedThreads, smem));
+  if (per_sm < v.blocks_per_sm)
+    throw std::invalid_argument("staged copy " + ceilings::to_string(v) + ": " +
+                                std::to_string(per_sm) + " block(s) of " + std::to_string(smem) +
+                                " bytes of shared memory fit on an SM");
+  const std::int64_t stages = (vecs + stage_vecs - 1) / stage_vecs;
+  const std::int64_t grid = std::min<std::int64_t>(stages, std::int64_t{sms} * v.blocks_per_sm);
+  kernel<<<static_cast<unsigned>(grid), kStagedThreads, smem, stream>>>(s, d, vecs, stage_vecs,
+                                                                      v.read_pass, v.thread_copy);
+  CUDA_CHECK_LAUNCH();
+}
+
+template <int kBuffers, int kChunks>
+bool try_staged(const StagedCopy& v, const uint4* s, uint4* d, std::int64_t vecs,
+                cudaStream_t stream) {
+  if (v.buffers != kBuffers || v.chunks != kChunks) return false;
+  launch_staged<kBuffers, kChunks>(s, d, vecs, stream, v);
+  return true;
+}
+
+}  // namespace
+
+namespace ceilings {
+
+std::vector<StagedCopy> staged_copy_variants() {
+  constexpr std::int64_t kKiB = 1024;
+  // Stage lengths of the kernels they stand for: 95328 bytes split_row's pipelined slice at
+  // N = 2^19-2^20 fp32 (two per block), 63552 its three-slice one, 190656 its one-slice one,
+  // 114688 split_row's two blocks per SM (112 KB), 196608 block_hybrid's 192 KiB at N = 65536.
+  return {
+      StagedCopy{2, 4, 95328, 1, false, false},   // two buffers, stores only
+      StagedCopy{2, 4, 95328, 1, true, false},    // + the statistics' pass: split_row pipelined
+      StagedCopy{2, 8, 95328, 1, true, false},    // 8 chunks a stage
+      StagedCopy{2, 4, 95328, 1, true, true},     // the threads' cp.async
+      StagedCopy{3, 4, 63552, 1, true, false},    // three buffers (split_row B = 3)
+      StagedCopy{1, 4, 190656, 1, false, false},  // one buffer, stores only
+      StagedCopy{1, 4, 190656, 1, true, false},   // one buffer + pass: split_row one slice
+      StagedCopy{1, 4, 196608, 1, true, false},   // block_hybrid's slice at 65536
+      StagedCopy{1, 4, 114688, 2, true, false},   // two blocks per SM, 112 KB each
+      StagedCopy{2, 4, 32 * kKiB, 1, false, false},
+      StagedCopy{2, 4, 64 * kKiB, 1, false, false},
+      StagedCopy{2, 4, 112 * kKiB, 1, false, false},
+      StagedCopy{2, 4, 56 * kKiB, 2, true, false},  // two blocks per SM, two buffers each
+  };
+}
+
+std::string to_string(const StagedCopy& v) {
+  return std::to_string(v.buffers) + " x " + std::to_string(v.stage_bytes) + " B, " +
+         std::to_string(v.chunks) + " chunks, " + std::to_string(v.blocks_per_sm) + " per SM" +
+         (v.read_pass ? ", read pass" : "") + (v.thread_copy ? ", cp.async" : ", TMA");
+}
+
+void staged_copy_bytes(const void* src, void* dst, std::size_t bytes, cudaStream_t stream,
+                       const StagedCopy& v) {
+  if (reinterpret_cast<std::uintptr_t>(src) % 16 != 0 ||
+      reinterpret_cast<std::uintptr_t>(dst) % 16 != 0 || bytes % 16 != 0)
+    throw std::invalid_argument("staged copy: needs 16-byte aligned buffers and a multiple of 16 "
+                                "bytes, got " + std::to_string(bytes));
+  if (v.stage_bytes <= 0 || v.stage_bytes % 16 != 0 || v.blocks_per_sm < 1)
+    throw std::invalid_argument("staged copy " + to_string(v) +
+                                ": the stage must be whole 16-byte vectors, one block per SM or more");
+  if (bytes == 0) return;
+  const auto* s = static_cast<const uint4*>(src);
+  auto* d = static_cast<uint4*>(dst);
+  const auto vecs = static_cast<std::int64_t>(bytes / 16);
+  const bool ran = try_staged<1, 4>(v, s, d, vecs, stream) || try_staged<2, 4>(v, s, d, vecs, stream) ||
+                   try_staged<3, 4>(v, s, d, vecs, stream) || try_staged<2, 8>(v, s, d, vecs, stream);
+  if (!ran) throw std::invalid_argument("staged copy: variant " + to_string(v) + " is not built");
+}
+
+}  // namespace ceilings
+}  // namespace smr
