@@ -303,10 +303,12 @@ SoftmaxPlan split_plan(const Problem& p, const DeviceLimits& d, Prefetch prefetc
   s.workspace_bytes = partials + static_cast<std::size_t>(p.M) * 4;
   const bool on_chip = s.resident == s.slice;
   s.traffic = on_chip ? TrafficModel::fused : TrafficModel::two_read;
-  // The pipelined exchange has the next slice in shared memory already: no L2 prefetch.
-  s.prefetch = buffers == 1 && (prefetch == Prefetch::by_rule
-                                    ? split_prefetch_default(p, d, R, on_chip)
-                                    : prefetch == Prefetch::on);
+  // The pipelined exchange has the next slice in shared memory already: its L2 prefetch (of the
+  // slice after, at each trip's start) only when asked for.
+  s.prefetch = buffers == 1 ? (prefetch == Prefetch::by_rule
+                                   ? split_prefetch_default(p, d, R, on_chip)
+                                   : prefetch == Prefetch::on)
+                            : prefetch == Prefetch::on;
   const double reread = on_chip ? 0.0 : 1.0 - static_cast<double>(S * s.resident) /
                                                   static_cast<double>(p.N);
   const char* slices_word = buffers == 3 ? "three" : "two";  // of a pipelined plan (buffers > 1)
@@ -321,20 +323,23 @@ SoftmaxPlan split_plan(const Problem& p, const DeviceLimits& d, Prefetch prefetc
               : fmt::format(", the first {} ({}) held in shared memory, the rest ({:.0f}% of the "
                             "row) read twice, the second time in reverse so its tail hits L2",
                             s.resident, kib(static_cast<double>(s.smem_bytes)), 100.0 * reread),
-      s.prefetch ? ", the next slice prefetched into L2 while a row waits for its partials" : "");
+      s.prefetch && buffers == 1
+          ? ", the next slice prefetched into L2 while a row waits for its partials"
+          : "");
   if (buffers > 1)
     s.why += fmt::format(
         "; {} slices per block: the next row's statistics are published before this row is "
-        "written, a whole trip before any block waits for them{}",
-        slices_word, buffers == 3 ? ", from copies issued a whole trip before" : "");
+        "written, a whole trip before any block waits for them{}{}",
+        slices_word, buffers == 3 ? ", from copies issued a whole trip before" : "",
+        s.prefetch ? "; the slice each trip copies in prefetched into L2 at the trip's start" : "");
   return s;
 }
 
 // The pipelined split_row plan (`buffers` = 2 or 3 slices per block, one block per SM); none where
 // a row does not fit on chip in the grid's parts of shared memory.
 std::optional<SoftmaxPlan> split_pipelined(const Problem& p, const DeviceLimits& d,
-                                           int buffers = 2) {
-  SoftmaxPlan s = split_plan(p, d, Prefetch::off, 1, buffers);
+                                           int buffers = 2, bool prefetch = false) {
+  SoftmaxPlan s = split_plan(p, d, prefetch ? Prefetch::on : Prefetch::off, 1, buffers);
   if (s.resident != s.slice) return std::nullopt;
   return s;
 }
@@ -528,9 +533,12 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
         // One block per SM: slices twice as long.
         out.push_back(split_plan(p, d, Prefetch::by_rule, 1));
         // One block per SM with two slices of the same length as two blocks' (rows on chip),
-        // or three of two thirds of that.
-        for (const int buffers : {2, 3})
-          if (std::optional<SoftmaxPlan> q = split_pipelined(p, d, buffers)) out.push_back(*q);
+        // or three of two thirds of that; each also with the L2 prefetch of the slice it copies
+        // in next (session 10's candidate).
+        for (const bool prefetch : {false, true})
+          for (const int buffers : {2, 3})
+            if (std::optional<SoftmaxPlan> q = split_pipelined(p, d, buffers, prefetch))
+              out.push_back(*q);
       }
       break;
   }

@@ -416,7 +416,9 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
 // cannot deadlock (every block resident, every block publishes before it waits). The bytes and
 // FLOPs are the kernel above's for rows on chip; each slice is 1/B as long, so a row is over B
 // times as many blocks (the partials with them). Tagged partials only; the x_tma path only (the
-// dispatch gives every row the room for its window); no L2 prefetch (the next slice is on chip).
+// dispatch gives every row the room for its window). `prefetch` (a candidate, session 10): at the
+// start of trip k thread 0 prefetches item k + B into L2, so that its DRAM reads run during steps
+// 1-3 and step 4's copies find it there.
 // One block per SM (its shared memory is all the parts): the launch bounds give each thread up to
 // 128 registers.
 template <int kBuffers>
@@ -432,7 +434,7 @@ template <class T, bool kWindowed, int kBuffers, bool kTrace = false>
 __global__ void __launch_bounds__(kSliceThreads, 1)
     split_row_pipelined_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t M,
                                std::int64_t N, std::int64_t ld_x, std::int64_t ld_y, int S,
-                               std::int64_t slice, std::int64_t part, bool y_vec,
+                               std::int64_t slice, std::int64_t part, bool y_vec, bool prefetch,
                                float2* __restrict__ partials) {
   static_assert(kBuffers == 2 || kBuffers == 3);
   constexpr int V = Vec<T>::kElems;
@@ -484,12 +486,21 @@ __global__ void __launch_bounds__(kSliceThreads, 1)
        item += gridDim.x, b = next_part<kBuffers>(b)) {
     const SplitItem<T> it = item_at(item);
     trace_point<kTrace>(item, 0);
+    // 0. (prefetch) Item k + B, which step 4 copies in, brought towards L2 now: its DRAM reads
+    //    overlap steps 1-3, where the block otherwise has none in flight.
+    const std::int64_t refill = item + kBuffers * gridDim.x;
+    if (prefetch && threadIdx.x == 0 && refill < items) {
+      const SplitItem<T> pf = item_at(refill);
+      const SliceWindow pw = window_of(pf);
+      const auto bytes = static_cast<std::uint32_t>((pw.vhi - pw.vlo) * kVecBytes);
+      if (bytes > 0) prefetch_l2(pf.src - pw.lo + pw.vlo * V, bytes);
+    }
     float2* row_partials = partials + it.row * S;
     // 1. This thread's partial of the row, as it is now.
     const bool has_slot = static_cast<int>(threadIdx.x) < S;
     const unsigned long long bits = has_slot ? partial_bits(row_partials + threadIdx.x) : 0;
     // 2. The next item's statistics, published a trip ahead.
-    const std::int64_t next = item + gridDim.x, refill = item + kBuffers * gridDim.x;
+    const std::int64_t next = item + gridDim.x;
     if (next < items) publish_stats(next, next_part<kBuffers>(b));
     trace_point<kTrace>(item, 1);
     // 3. This row's statistics.
@@ -667,7 +678,7 @@ void launch_split(const SoftmaxPlan& plan, const Launch& l, std::uint64_t* trace
         CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, xp, yp, p.M, p.N, p.ld_x, p.ld_y, plan.slices,
                                       plan.slice,
                                       static_cast<std::int64_t>(part_bytes / sizeof(T)), y_vec,
-                                      partials));
+                                      plan.prefetch, partials));
       } else {
         const auto kernel =
             windowed ? split_row_kernel<T, true, kTrace> : split_row_kernel<T, false, kTrace>;

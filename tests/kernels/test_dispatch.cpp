@@ -32,10 +32,10 @@ SoftmaxPlan single_slice_one_per_sm(const Problem& p) {
 
 // split_row's pipelined plans for p with `buffers` slices per block (2 or 3): one, or none where
 // rows do not fit.
-std::vector<SoftmaxPlan> pipelined_plans(const Problem& p, int buffers = 2) {
+std::vector<SoftmaxPlan> pipelined_plans(const Problem& p, int buffers = 2, bool prefetch = false) {
   std::vector<SoftmaxPlan> out;
   for (const SoftmaxPlan& s : family_plans(SoftmaxFamily::split_row, p, kH200))
-    if (s.buffers == buffers) out.push_back(s);
+    if (s.buffers == buffers && s.prefetch == prefetch) out.push_back(s);
   return out;
 }
 
@@ -173,13 +173,12 @@ void check_invariants(const SoftmaxPlan& s, const Problem& p, const DeviceLimits
       CHECK(s.resident <= s.slice);
       CHECK((s.buffers >= 1 && s.buffers <= 3));
       CHECK(s.smem_bytes == static_cast<std::size_t>((s.resident + slice_room(p)) * b * s.buffers));
-      // Two or three slices per block: whole slices on chip, one block per SM, tagged partials, no
-      // prefetch.
+      // Two or three slices per block: whole slices on chip, one block per SM, tagged partials
+      // (the L2 prefetch either way: a candidate each).
       if (s.buffers > 1) {
         CHECK(s.resident == s.slice);
         CHECK(s.grid <= std::int64_t{d.sm_count});
         CHECK(s.tagged_partials);
-        CHECK_FALSE(s.prefetch);
       }
       // Co-resident grid: every block of a row is running at once; the blocks an SM gets
       // (at most kSplitBlocksPerSm) fit in its shared memory.
@@ -635,6 +634,32 @@ TEST_CASE("dispatch: split_row's three-slice plans: a third of the shared memory
   // N = 2^22 fp32 (16 MB rows): more than 132 thirds hold.
   CHECK(pipelined_plans(dense(32, 1 << 22, DType::f32), 3).empty());
   CHECK(pipelined_plans(dense(8, 1 << 24, DType::f32), 3).empty());
+}
+
+TEST_CASE("dispatch: every pipelined split_row candidate has a twin with the L2 prefetch",
+          "[dispatch]") {
+  for (const Problem& p : {dense(512, 1 << 18, DType::f32), dense(256, 1 << 19, DType::f32),
+                           dense(64, 1 << 21, DType::f32), dense(134, 1000003, DType::f32),
+                           dense(128, 1 << 20, DType::bf16)}) {
+    for (const int buffers : {2, 3}) {
+      INFO("M = " << p.M << ", N = " << p.N << ", " << buffers << " slices");
+      const std::vector<SoftmaxPlan> plain = pipelined_plans(p, buffers);
+      const std::vector<SoftmaxPlan> twin = pipelined_plans(p, buffers, true);
+      REQUIRE(plain.size() == 1);
+      REQUIRE(twin.size() == 1);
+      CHECK(twin[0].slices == plain[0].slices);
+      CHECK(twin[0].slice == plain[0].slice);
+      CHECK(twin[0].grid == plain[0].grid);
+      CHECK(twin[0].smem_bytes == plain[0].smem_bytes);
+      CHECK(summary(twin[0]).find(" prefetch") != std::string::npos);
+      CHECK(twin[0].why.find("prefetched into L2 at the trip's start") != std::string::npos);
+      CHECK(plain[0].why.find("prefetched") == std::string::npos);
+    }
+  }
+  // No default takes it before it is timed.
+  for (const Problem& p : {dense(512, 1 << 18, DType::f32), dense(256, 1 << 19, DType::f32),
+                           dense(128, 1 << 20, DType::f32), dense(64, 1 << 21, DType::f32)})
+    CHECK_FALSE(plan_softmax(p, kH200).prefetch);
 }
 
 TEST_CASE("split_row refuses a pipelined plan it cannot run, before any launch", "[dispatch]") {
