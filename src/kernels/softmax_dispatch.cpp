@@ -344,6 +344,14 @@ std::optional<SoftmaxPlan> split_pipelined(const Problem& p, const DeviceLimits&
   return s;
 }
 
+// The same pipelined plan with one block reduction a trip: the row's partials merged beside the
+// next slice's statistics (a candidate for the tuning run).
+SoftmaxPlan with_one_reduction(SoftmaxPlan s) {
+  s.one_reduction = true;
+  s.why += "; the row's partials merged in the same block reduction as the next slice's statistics";
+  return s;
+}
+
 // The same split_row plan with its partials counted in (a release fetch_add per slice, an acquire
 // spin on the row's counter) instead of tagged: a candidate for the tuning run.
 SoftmaxPlan by_counter(SoftmaxPlan s) {
@@ -360,7 +368,9 @@ SoftmaxPlan by_counter(SoftmaxPlan s) {
 // - two slices per block where that keeps at least kSplitPipelinedMinRows rows in flight (session
 //   8's tuning run, call 2: 1.008x at N = 2^18, 1.021x at 2^19, 1.078x at 2^20, all with R >= 3;
 //   0.966x at 2^21, R = 1, where every block of the card waits on one row; 16-bit rows 0.85-0.93x
-//   everywhere: their statistics phase, twice the elements per byte, is half a trip);
+//   everywhere: their statistics phase, twice the elements per byte, is half a trip), with the
+//   slice each trip copies in prefetched into L2 at the trip's start (session 10's tuning run:
+//   1.022x, 1.044x and 1.042x without it at 2^18, 2^19 and 2^20);
 // - else three slices per block where they are no shorter than two slices would be (the third
 //   part of shared memory is then free, and it gives the copies a trip of lead time: session 9's
 //   tuning run, 1.047x the one-slice plan at N = 2^21, 1.08x the two-slice plan; where the slices
@@ -371,7 +381,7 @@ SoftmaxPlan by_counter(SoftmaxPlan s) {
 SoftmaxPlan split_default(const Problem& p, const DeviceLimits& d) {
   if (p.dtype == DType::f32) {
     if (row_head_room(p) == 0) {
-      const std::optional<SoftmaxPlan> two = split_pipelined(p, d, 2);
+      const std::optional<SoftmaxPlan> two = split_pipelined(p, d, 2, true);
       if (two && two->rows_in_flight >= kSplitPipelinedMinRows) return *two;
       const std::optional<SoftmaxPlan> three = split_pipelined(p, d, 3);
       if (two && three && three->slices == two->slices) return *three;
@@ -390,6 +400,7 @@ bool same_plan(const SoftmaxPlan& a, const SoftmaxPlan& b) {
          a.vecs == b.vecs && a.rows_per_trip == b.rows_per_trip && a.cluster == b.cluster &&
          a.slices == b.slices && a.slice == b.slice &&
          a.resident == b.resident && a.grid == b.grid && a.prefetch == b.prefetch &&
+         a.one_reduction == b.one_reduction &&
          a.thread_copy == b.thread_copy && a.tagged_partials == b.tagged_partials &&
          a.buffers == b.buffers;
 }
@@ -534,11 +545,13 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
         out.push_back(split_plan(p, d, Prefetch::by_rule, 1));
         // One block per SM with two slices of the same length as two blocks' (rows on chip),
         // or three of two thirds of that; each also with the L2 prefetch of the slice it copies
-        // in next (session 10's candidate).
+        // in next (session 10's candidates), that one also with one block reduction a trip.
         for (const bool prefetch : {false, true})
           for (const int buffers : {2, 3})
-            if (std::optional<SoftmaxPlan> q = split_pipelined(p, d, buffers, prefetch))
+            if (std::optional<SoftmaxPlan> q = split_pipelined(p, d, buffers, prefetch)) {
               out.push_back(*q);
+              if (prefetch) out.push_back(with_one_reduction(*q));
+            }
       }
       break;
   }
@@ -645,9 +658,10 @@ std::string summary(const SoftmaxPlan& s) {
       return fmt::format("cluster_row C={} slice={} smem={}{}", s.cluster, s.slice, s.smem_bytes,
                          s.thread_copy ? " ldgsts" : "");
     case SoftmaxFamily::split_row:
-      return fmt::format("split_row S={} slice={} resident={} R={} grid={} smem={}{}{}{}",
+      return fmt::format("split_row S={} slice={} resident={} R={} grid={} smem={}{}{}{}{}",
                          s.slices, s.slice, s.resident, s.rows_in_flight, s.grid, s.smem_bytes,
                          s.prefetch ? " prefetch" : "", s.tagged_partials ? "" : " counted",
+                         s.one_reduction ? " one-reduction" : "",
                          s.buffers == 2   ? " pipelined"
                          : s.buffers == 3 ? " pipelined B=3"
                                           : "");

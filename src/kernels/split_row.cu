@@ -430,7 +430,7 @@ __device__ __forceinline__ int next_part(int b) {
   }
 }
 
-template <class T, bool kWindowed, int kBuffers, bool kTrace = false>
+template <class T, bool kWindowed, int kBuffers, bool kOneReduction, bool kTrace = false>
 __global__ void __launch_bounds__(kSliceThreads, 1)
     split_row_pipelined_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t M,
                                std::int64_t N, std::int64_t ld_x, std::int64_t ld_y, int S,
@@ -464,14 +464,21 @@ __global__ void __launch_bounds__(kSliceThreads, 1)
     SliceBarriers sb{bars[b]};
     issue_slice_copy(buf(b), it.src - w.lo, w, per, sb);
   };
-  // Item `item`'s statistics from part b (waiting for each chunk), published.
-  const auto publish_stats = [&](std::int64_t item, int b) {
+  // This thread's share of item `item`'s statistics, from part b (waiting for each chunk).
+  const auto thread_stats = [&](std::int64_t item, int b) {
     const SplitItem<T> it = item_at(item);
     SliceBarriers sb{bars[b], ((phases >> b) & 1u) != 0};
-    const RowStats st = block_allreduce<kSliceThreads>(
-        slice_stats(buf(b), window_of(it), per, sb), MergeOp{});
+    const RowStats st = slice_stats(buf(b), window_of(it), per, sb);
     phases ^= 1u << b;
+    return st;
+  };
+  const auto publish = [&](std::int64_t item, RowStats st) {
+    const SplitItem<T> it = item_at(item);
     if (threadIdx.x == 0) publish_partial(partials + it.row * S + it.part, st);
+  };
+  // Item `item`'s statistics from part b, reduced over the block and published.
+  const auto publish_stats = [&](std::int64_t item, int b) {
+    publish(item, block_allreduce<kSliceThreads>(thread_stats(item, b), MergeOp{}));
   };
 
   if (blockIdx.x >= items) return;
@@ -500,13 +507,29 @@ __global__ void __launch_bounds__(kSliceThreads, 1)
     const bool has_slot = static_cast<int>(threadIdx.x) < S;
     const unsigned long long bits = has_slot ? partial_bits(row_partials + threadIdx.x) : 0;
     // 2. The next item's statistics, published a trip ahead.
-    const std::int64_t next = item + gridDim.x;
-    if (next < items) publish_stats(next, next_part<kBuffers>(b));
-    trace_point<kTrace>(item, 1);
     // 3. This row's statistics.
-    const RowStats mine =
-        has_slot ? await_partial(row_partials + threadIdx.x, bits) : empty_stats();
-    const RowScale scale = row_scale(block_allreduce<kSliceThreads>(mine, MergeOp{}));
+    // (kOneReduction: both block reductions in one -- the next slice's statistics and this row's
+    // partials merged side by side, one reduction's barriers and shuffle rounds for both; the
+    // next item's partial is then published once this row's have arrived.)
+    const std::int64_t next = item + gridDim.x;
+    RowScale scale;
+    if constexpr (kOneReduction) {
+      const RowStats next_stats =
+          next < items ? thread_stats(next, next_part<kBuffers>(b)) : empty_stats();
+      const RowStats mine =
+          has_slot ? await_partial(row_partials + threadIdx.x, bits) : empty_stats();
+      const RowStatsPair both =
+          block_allreduce<kSliceThreads>(RowStatsPair{next_stats, mine}, PairMergeOp{});
+      if (next < items) publish(next, both.a);
+      trace_point<kTrace>(item, 1);
+      scale = row_scale(both.b);
+    } else {
+      if (next < items) publish_stats(next, next_part<kBuffers>(b));
+      trace_point<kTrace>(item, 1);
+      const RowStats mine =
+          has_slot ? await_partial(row_partials + threadIdx.x, bits) : empty_stats();
+      scale = row_scale(block_allreduce<kSliceThreads>(mine, MergeOp{}));
+    }
     trace_point<kTrace>(item, 2);
 
     // 4. Write item k; copy item k + kBuffers into its bytes as they are freed.
@@ -524,11 +547,15 @@ __global__ void __launch_bounds__(kSliceThreads, 1)
   trace_block<kTrace>(items, true);
 }
 
-// The pipelined kernel for `buffers` slices per block (2 or 3).
+// The pipelined kernel for `buffers` slices per block (2 or 3), with one block reduction a trip or
+// two.
 template <class T, bool kWindowed, bool kTrace = false>
-auto pipelined_kernel(int buffers) {
-  return buffers == 3 ? split_row_pipelined_kernel<T, kWindowed, 3, kTrace>
-                      : split_row_pipelined_kernel<T, kWindowed, 2, kTrace>;
+auto pipelined_kernel(int buffers, bool one_reduction) {
+  if (one_reduction)
+    return buffers == 3 ? split_row_pipelined_kernel<T, kWindowed, 3, true, kTrace>
+                        : split_row_pipelined_kernel<T, kWindowed, 2, true, kTrace>;
+  return buffers == 3 ? split_row_pipelined_kernel<T, kWindowed, 3, false, kTrace>
+                      : split_row_pipelined_kernel<T, kWindowed, 2, false, kTrace>;
 }
 
 // The dynamic shared memory limit of every instantiation (kTrace: the trace ones).
@@ -536,10 +563,11 @@ template <class T, bool kTrace>
 void allow_split_kernels() {
   allow_all_dynamic_shared_memory(split_row_kernel<T, false, kTrace>);
   allow_all_dynamic_shared_memory(split_row_kernel<T, true, kTrace>);
-  for (const int buffers : {2, 3}) {
-    allow_all_dynamic_shared_memory(pipelined_kernel<T, false, kTrace>(buffers));
-    allow_all_dynamic_shared_memory(pipelined_kernel<T, true, kTrace>(buffers));
-  }
+  for (const int buffers : {2, 3})
+    for (const bool one_reduction : {false, true}) {
+      allow_all_dynamic_shared_memory(pipelined_kernel<T, false, kTrace>(buffers, one_reduction));
+      allow_all_dynamic_shared_memory(pipelined_kernel<T, true, kTrace>(buffers, one_reduction));
+    }
 }
 // Once per process and type; the trace instantiations on the first trace launch only.
 template <class T>
@@ -557,8 +585,10 @@ void prepare_trace() {
 template <class T>
 const void* split_kernel(const SoftmaxPlan& plan, bool windowed) {
   if (plan.buffers > 1)
-    return windowed ? reinterpret_cast<const void*>(pipelined_kernel<T, true>(plan.buffers))
-                    : reinterpret_cast<const void*>(pipelined_kernel<T, false>(plan.buffers));
+    return windowed ? reinterpret_cast<const void*>(
+                          pipelined_kernel<T, true>(plan.buffers, plan.one_reduction))
+                    : reinterpret_cast<const void*>(
+                          pipelined_kernel<T, false>(plan.buffers, plan.one_reduction));
   return windowed ? reinterpret_cast<const void*>(split_row_kernel<T, true>)
                   : reinterpret_cast<const void*>(split_row_kernel<T, false>);
 }
@@ -568,11 +598,11 @@ const void* split_kernel(const SoftmaxPlan& plan, bool windowed) {
 template <class T>
 std::int64_t resident_split_blocks(const SoftmaxPlan& plan) {
   static std::mutex mu;
-  static std::map<std::tuple<int, std::size_t, int>, std::int64_t> cache;
+  static std::map<std::tuple<int, std::size_t, int, bool>, std::int64_t> cache;
   int device = 0;
   CUDA_CHECK(cudaGetDevice(&device));
   const std::lock_guard<std::mutex> lock(mu);
-  const auto key = std::make_tuple(device, plan.smem_bytes, plan.buffers);
+  const auto key = std::make_tuple(device, plan.smem_bytes, plan.buffers, plan.one_reduction);
   if (auto it = cache.find(key); it != cache.end()) return it->second;
   // (Both instantiations of a kernel take the same resources.)
   const std::int64_t n = resident_blocks(split_kernel<T>(plan, true), kSliceThreads,
@@ -601,6 +631,9 @@ void check_plan(const SoftmaxPlan& plan, const Problem& p) {
   if (plan.buffers < 1 || plan.buffers > 3)
     throw std::invalid_argument("split_row: " + std::to_string(plan.buffers) +
                                 " slices per block; 1, or 2 or 3 (the pipelined exchange)");
+  if (plan.one_reduction && plan.buffers == 1)
+    throw std::invalid_argument("split_row: one block reduction a trip is the pipelined "
+                                "exchange's (2 or 3 slices per block), not one slice's");
   if (plan.buffers > 1 && (plan.resident != plan.slice || !plan.tagged_partials ||
                            plan.slices > kSliceThreads))
     throw std::invalid_argument("split_row: the pipelined exchange (2 or 3 slices per block) needs "
@@ -673,8 +706,9 @@ void launch_split(const SoftmaxPlan& plan, const Launch& l, std::uint64_t* trace
     const auto enqueue = [&](auto traced) {
       constexpr bool kTrace = decltype(traced)::value;
       if (pipelined) {
-        const auto kernel = windowed ? pipelined_kernel<T, true, kTrace>(plan.buffers)
-                                     : pipelined_kernel<T, false, kTrace>(plan.buffers);
+        const auto kernel =
+            windowed ? pipelined_kernel<T, true, kTrace>(plan.buffers, plan.one_reduction)
+                     : pipelined_kernel<T, false, kTrace>(plan.buffers, plan.one_reduction);
         CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, xp, yp, p.M, p.N, p.ld_x, p.ld_y, plan.slices,
                                       plan.slice,
                                       static_cast<std::int64_t>(part_bytes / sizeof(T)), y_vec,

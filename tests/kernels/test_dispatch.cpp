@@ -35,7 +35,7 @@ SoftmaxPlan single_slice_one_per_sm(const Problem& p) {
 std::vector<SoftmaxPlan> pipelined_plans(const Problem& p, int buffers = 2, bool prefetch = false) {
   std::vector<SoftmaxPlan> out;
   for (const SoftmaxPlan& s : family_plans(SoftmaxFamily::split_row, p, kH200))
-    if (s.buffers == buffers && s.prefetch == prefetch) out.push_back(s);
+    if (s.buffers == buffers && s.prefetch == prefetch && !s.one_reduction) out.push_back(s);
   return out;
 }
 
@@ -654,12 +654,34 @@ TEST_CASE("dispatch: every pipelined split_row candidate has a twin with the L2 
       CHECK(summary(twin[0]).find(" prefetch") != std::string::npos);
       CHECK(twin[0].why.find("prefetched into L2 at the trip's start") != std::string::npos);
       CHECK(plain[0].why.find("prefetched") == std::string::npos);
+      CHECK_FALSE(plain[0].one_reduction);
+      CHECK_FALSE(twin[0].one_reduction);
     }
   }
-  // No default takes it before it is timed.
+  // The two-slice defaults take it (2^18 ... 2^20, session 10's tuning run: 1.022-1.044x), the
+  // three-slice one at 2^21 does not (0.993x); nor do 16-bit rows (no pipelined default).
   for (const Problem& p : {dense(512, 1 << 18, DType::f32), dense(256, 1 << 19, DType::f32),
-                           dense(128, 1 << 20, DType::f32), dense(64, 1 << 21, DType::f32)})
-    CHECK_FALSE(plan_softmax(p, kH200).prefetch);
+                           dense(128, 1 << 20, DType::f32)}) {
+    const SoftmaxPlan f = plan_softmax(p, kH200);
+    CHECK(f.buffers == 2);
+    CHECK(f.prefetch);
+  }
+  const SoftmaxPlan r1 = plan_softmax(dense(64, 1 << 21, DType::f32), kH200);
+  CHECK(r1.buffers == 3);
+  CHECK_FALSE(r1.prefetch);
+  CHECK_FALSE(plan_softmax(dense(256, 1 << 19, DType::bf16), kH200).prefetch);
+  // One reduction a trip: a candidate beside each prefetching plan, never without the pipeline.
+  for (const Problem& p : {dense(256, 1 << 19, DType::f32), dense(64, 1 << 21, DType::f32)}) {
+    int with = 0;
+    for (const SoftmaxPlan& s : family_plans(SoftmaxFamily::split_row, p, kH200)) {
+      if (!s.one_reduction) continue;
+      ++with;
+      CHECK(s.buffers > 1);
+      CHECK(s.prefetch);
+      CHECK(summary(s).find(" one-reduction") != std::string::npos);
+    }
+    CHECK(with == 2);
+  }
 }
 
 TEST_CASE("split_row refuses a pipelined plan it cannot run, before any launch", "[dispatch]") {
@@ -699,7 +721,8 @@ TEST_CASE("dispatch: split_row prefetches into L2 only while a wave of rows fill
   CHECK_FALSE(plan_softmax(dense(64, 1 << 21, DType::f32), kH200).prefetch);
   // M = 128, N = 2^20 on two blocks per SM (the family's first candidate): 7 rows of 4 MB =
   // 29.4 MB per wave: no prefetch (the lines would not last). One block per SM holds 6 rows at a
-  // time (25.2 MB): prefetch. The default (two slices per block) has the next slice on chip: none.
+  // time (25.2 MB): prefetch. The default (two slices per block) has the next slice on chip and
+  // prefetches the one after (session 10), whatever the wave: its prefetched slices are one per SM.
   const SoftmaxPlan b =
       family_plans(SoftmaxFamily::split_row, dense(128, 1 << 20, DType::f32), kH200).front();
   CHECK(b.grid > kH200.sm_count);
@@ -708,7 +731,9 @@ TEST_CASE("dispatch: split_row prefetches into L2 only while a wave of rows fill
   const SoftmaxPlan b1 = single_slice_one_per_sm(dense(128, 1 << 20, DType::f32));
   CHECK(b1.rows_in_flight == 6);
   CHECK(b1.prefetch);
-  CHECK_FALSE(plan_softmax(dense(128, 1 << 20, DType::f32), kH200).prefetch);
+  const SoftmaxPlan b2 = plan_softmax(dense(128, 1 << 20, DType::f32), kH200);
+  CHECK(b2.buffers == 2);
+  CHECK(b2.prefetch);
   // Rows read twice: never.
   CHECK_FALSE(plan_softmax(dense(8, 1 << 24, DType::f32), kH200).prefetch);
   // The other setting is always the second candidate, so the tuning run times both.

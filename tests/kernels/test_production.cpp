@@ -445,11 +445,13 @@ TEST_CASE("production softmax: where split_row's loop trips spend their time",
       if (def.family != SoftmaxFamily::split_row) continue;
       // The default, then each other form on one block per SM with the rows on chip: one slice
       // per block, two or three (the pipelined exchange), these with and without the L2
-      // prefetch.
+      // prefetch, and with it also with one block reduction a trip.
       std::vector<SoftmaxPlan> plans{def};
       for (const SoftmaxPlan& s : family_plans(SoftmaxFamily::split_row, p, d)) {
         const bool new_form = std::none_of(plans.begin(), plans.end(), [&](const SoftmaxPlan& q) {
-          return q.buffers == s.buffers && (s.buffers == 1 || q.prefetch == s.prefetch);
+          return q.buffers == s.buffers &&
+                 (s.buffers == 1 ||
+                  (q.prefetch == s.prefetch && q.one_reduction == s.one_reduction));
         });
         if (s.grid <= d.sm_count && s.resident == s.slice && new_form) plans.push_back(s);
       }
