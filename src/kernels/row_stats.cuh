@@ -62,24 +62,6 @@ __device__ __forceinline__ RowStats shfl_xor(RowStats v, int lane_mask) {
                   __shfl_xor_sync(kFullWarpMask, v.sum, lane_mask)};
 }
 
-// Two independent (max, sum) pairs reduced together (split_row's pipelined kernel: the next
-// slice's statistics and this row's partials in one block reduction): the same merges, side by
-// side, so one reduction's barriers and shuffle rounds serve both.
-struct RowStatsPair {
-  RowStats a, b;
-};
-struct PairMergeOp {
-  __device__ __forceinline__ RowStatsPair operator()(RowStatsPair x, RowStatsPair y) const {
-    return RowStatsPair{merge(x.a, y.a), merge(x.b, y.b)};
-  }
-  __device__ __forceinline__ RowStatsPair identity() const {
-    return RowStatsPair{empty_stats(), empty_stats()};
-  }
-};
-__device__ __forceinline__ RowStatsPair shfl_xor(RowStatsPair v, int lane_mask) {
-  return RowStatsPair{shfl_xor(v.a, lane_mask), shfl_xor(v.b, lane_mask)};
-}
-
 // A butterfly over aligned groups of kLanes lanes (a power of two <= 32): every lane gets its
 // group's reduction. All 32 lanes of the warp must call it. kLanes = 32 is warp_allreduce.
 template <int kLanes, class T, class Op>

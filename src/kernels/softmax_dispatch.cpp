@@ -344,11 +344,12 @@ std::optional<SoftmaxPlan> split_pipelined(const Problem& p, const DeviceLimits&
   return s;
 }
 
-// The same pipelined plan with one block reduction a trip: the row's partials merged beside the
-// next slice's statistics (a candidate for the tuning run).
-SoftmaxPlan with_one_reduction(SoftmaxPlan s) {
-  s.one_reduction = true;
-  s.why += "; the row's partials merged in the same block reduction as the next slice's statistics";
+// The same pipelined plan polling again, before the statistics' block reduction, each partial that
+// the trip's first load found unpublished (a candidate for the tuning run).
+SoftmaxPlan with_repoll(SoftmaxPlan s) {
+  s.repoll = true;
+  s.why += "; a partial not yet published at the trip's start polled again before the statistics' "
+           "reduction";
   return s;
 }
 
@@ -400,7 +401,7 @@ bool same_plan(const SoftmaxPlan& a, const SoftmaxPlan& b) {
          a.vecs == b.vecs && a.rows_per_trip == b.rows_per_trip && a.cluster == b.cluster &&
          a.slices == b.slices && a.slice == b.slice &&
          a.resident == b.resident && a.grid == b.grid && a.prefetch == b.prefetch &&
-         a.one_reduction == b.one_reduction &&
+         a.repoll == b.repoll &&
          a.thread_copy == b.thread_copy && a.tagged_partials == b.tagged_partials &&
          a.buffers == b.buffers;
 }
@@ -545,12 +546,12 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
         out.push_back(split_plan(p, d, Prefetch::by_rule, 1));
         // One block per SM with two slices of the same length as two blocks' (rows on chip),
         // or three of two thirds of that; each also with the L2 prefetch of the slice it copies
-        // in next (session 10's candidates), that one also with one block reduction a trip.
+        // in next (session 10's candidates), that one also polling unpublished partials again early.
         for (const bool prefetch : {false, true})
           for (const int buffers : {2, 3})
             if (std::optional<SoftmaxPlan> q = split_pipelined(p, d, buffers, prefetch)) {
               out.push_back(*q);
-              if (prefetch) out.push_back(with_one_reduction(*q));
+              if (prefetch) out.push_back(with_repoll(*q));
             }
       }
       break;
@@ -661,7 +662,7 @@ std::string summary(const SoftmaxPlan& s) {
       return fmt::format("split_row S={} slice={} resident={} R={} grid={} smem={}{}{}{}{}",
                          s.slices, s.slice, s.resident, s.rows_in_flight, s.grid, s.smem_bytes,
                          s.prefetch ? " prefetch" : "", s.tagged_partials ? "" : " counted",
-                         s.one_reduction ? " one-reduction" : "",
+                         s.repoll ? " repoll" : "",
                          s.buffers == 2   ? " pipelined"
                          : s.buffers == 3 ? " pipelined B=3"
                                           : "");

@@ -130,8 +130,8 @@ struct SoftmaxPlan {
   int buffers = 1;              // split_row: slices a block holds at once (2 or 3: the next
                                 // row's statistics and exchange overlap this row's write, and at 3
                                 // its copies are issued a trip earlier; rows on chip)
-  bool one_reduction = false;   // split_row pipelined: the row's partials merged in the same block
-                                // reduction as the next slice's statistics (one a trip, not two)
+  bool repoll = false;          // split_row pipelined: a partial found unpublished at the trip's
+                                // start is loaded again before the statistics' reduction
   bool thread_copy = false;     // cluster_row: the threads copy the slice into shared memory
                                 // (cp.async), not the copy engine (TMA)
   std::size_t workspace_bytes = 0;  // split_row: partials + arrival counters

@@ -39,13 +39,17 @@ bool cluster_placeable(const SoftmaxPlan& plan, DType t);
 // per block at trace[M x plan.slices x kSplitTracePoints + block x kSplitBlockTracePoints + k]:
 // the global timer (%globaltimer, ns, one clock for every SM) and the SM clock at the block's
 // entry (k = 0, 1) and exit (k = 2, 3), so that the time before the first trip and after the last
-// is seen per block and the blocks can be laid on one time line. For the tracing test
-// ("[.trace]"), not for timing: the stamps are the only difference from launch_split_row.
+// is seen per block and the blocks can be laid on one time line; after those, the pipelined
+// kernel's kSplitTraceCounts counters per item (the buffer zeroed before the launch): the threads
+// whose partial slot was unpublished at the trip's first load, and when the trip needed it. For
+// the tracing test ("[.trace]"), not for timing: the stamps are the only difference from
+// launch_split_row.
 inline constexpr int kSplitTracePoints = 4;
 inline constexpr int kSplitBlockTracePoints = 4;
+inline constexpr int kSplitTraceCounts = 2;
 // Words a trace buffer needs for a plan with `items` = M x slices items on `grid` blocks.
 inline constexpr std::int64_t split_trace_words(std::int64_t items, std::int64_t grid) {
-  return items * kSplitTracePoints + grid * kSplitBlockTracePoints;
+  return items * (kSplitTracePoints + kSplitTraceCounts) + grid * kSplitBlockTracePoints;
 }
 void trace_split_row(const SoftmaxPlan& plan, const Launch& l, std::uint64_t* trace);
 

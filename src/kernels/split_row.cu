@@ -177,10 +177,13 @@ __device__ __forceinline__ unsigned long long partial_bits(float2* slot) {
       *reinterpret_cast<unsigned long long*>(slot));
   return word.load(cuda::memory_order_relaxed);
 }
+__device__ __forceinline__ bool unpublished(unsigned long long bits) {
+  return static_cast<std::uint32_t>(bits >> 32) == kUnpublished;
+}
 // The partial, from `bits` (an earlier partial_bits of the slot) once published: loaded again until
 // it is.
 __device__ __forceinline__ RowStats await_partial(float2* slot, unsigned long long bits) {
-  while (static_cast<std::uint32_t>(bits >> 32) == kUnpublished) {
+  while (unpublished(bits)) {
     __nanosleep(32);
     bits = partial_bits(slot);
   }
@@ -266,6 +269,19 @@ template <bool kTrace>
 __device__ __forceinline__ void trace_point(std::int64_t item, int point) {
   if constexpr (kTrace) {
     if (threadIdx.x == 0) g_split_trace[item * kSplitTracePoints + point] = clock64();
+  }
+}
+// The pipelined kernel's partials as a trip found them: the threads whose slot was still
+// unpublished at the trip's first load (k = 0) and when the trip needed it (k = 1), added into
+// item x 2 + k of the counters after the blocks' stamps (softmax_families.hpp).
+__device__ __forceinline__ void trace_unpublished(std::int64_t items, std::int64_t item, int k,
+                                                  bool pending) {
+  const unsigned ballot = __ballot_sync(0xffffffffu, pending);
+  if ((threadIdx.x % 32) == 0 && ballot != 0) {
+    auto* counter = reinterpret_cast<unsigned long long*>(
+        g_split_trace + items * kSplitTracePoints +
+        static_cast<std::int64_t>(gridDim.x) * kSplitBlockTracePoints + item * 2 + k);
+    atomicAdd(counter, static_cast<unsigned long long>(__popc(ballot)));
   }
 }
 // The block's entry (exit = false) or exit: the global timer (ns, the same for every SM) and the
@@ -430,7 +446,7 @@ __device__ __forceinline__ int next_part(int b) {
   }
 }
 
-template <class T, bool kWindowed, int kBuffers, bool kOneReduction, bool kTrace = false>
+template <class T, bool kWindowed, int kBuffers, bool kRepoll, bool kTrace = false>
 __global__ void __launch_bounds__(kSliceThreads, 1)
     split_row_pipelined_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t M,
                                std::int64_t N, std::int64_t ld_x, std::int64_t ld_y, int S,
@@ -505,31 +521,31 @@ __global__ void __launch_bounds__(kSliceThreads, 1)
     float2* row_partials = partials + it.row * S;
     // 1. This thread's partial of the row, as it is now.
     const bool has_slot = static_cast<int>(threadIdx.x) < S;
-    const unsigned long long bits = has_slot ? partial_bits(row_partials + threadIdx.x) : 0;
-    // 2. The next item's statistics, published a trip ahead.
-    // 3. This row's statistics.
-    // (kOneReduction: both block reductions in one -- the next slice's statistics and this row's
-    // partials merged side by side, one reduction's barriers and shuffle rounds for both; the
-    // next item's partial is then published once this row's have arrived.)
+    unsigned long long bits = has_slot ? partial_bits(row_partials + threadIdx.x) : 0;
+    [[maybe_unused]] const unsigned long long first_bits = bits;  // (the trace's)
+    // 2. The next item's statistics, published a trip ahead. (kRepoll: a slot that step 1 found
+    //    unpublished is loaded again once the statistics are taken, before their block reduction,
+    //    so that its L2 round trip overlaps the reduction instead of following it.)
     const std::int64_t next = item + gridDim.x;
-    RowScale scale;
-    if constexpr (kOneReduction) {
-      const RowStats next_stats =
-          next < items ? thread_stats(next, next_part<kBuffers>(b)) : empty_stats();
-      const RowStats mine =
-          has_slot ? await_partial(row_partials + threadIdx.x, bits) : empty_stats();
-      const RowStatsPair both =
-          block_allreduce<kSliceThreads>(RowStatsPair{next_stats, mine}, PairMergeOp{});
-      if (next < items) publish(next, both.a);
-      trace_point<kTrace>(item, 1);
-      scale = row_scale(both.b);
-    } else {
-      if (next < items) publish_stats(next, next_part<kBuffers>(b));
-      trace_point<kTrace>(item, 1);
-      const RowStats mine =
-          has_slot ? await_partial(row_partials + threadIdx.x, bits) : empty_stats();
-      scale = row_scale(block_allreduce<kSliceThreads>(mine, MergeOp{}));
+    if (next < items) {
+      if constexpr (kRepoll) {
+        const RowStats st = thread_stats(next, next_part<kBuffers>(b));
+        if (has_slot && unpublished(bits)) bits = partial_bits(row_partials + threadIdx.x);
+        publish(next, block_allreduce<kSliceThreads>(st, MergeOp{}));
+      } else {
+        publish_stats(next, next_part<kBuffers>(b));
+      }
     }
+    trace_point<kTrace>(item, 1);
+    // 3. This row's statistics.
+    // (Counted here, where step 1's load has long returned: not a wait the kernel would not have.)
+    if constexpr (kTrace) {
+      trace_unpublished(items, item, 0, has_slot && unpublished(first_bits));
+      trace_unpublished(items, item, 1, has_slot && unpublished(bits));
+    }
+    const RowStats mine =
+        has_slot ? await_partial(row_partials + threadIdx.x, bits) : empty_stats();
+    const RowScale scale = row_scale(block_allreduce<kSliceThreads>(mine, MergeOp{}));
     trace_point<kTrace>(item, 2);
 
     // 4. Write item k; copy item k + kBuffers into its bytes as they are freed.
@@ -550,8 +566,8 @@ __global__ void __launch_bounds__(kSliceThreads, 1)
 // The pipelined kernel for `buffers` slices per block (2 or 3), with one block reduction a trip or
 // two.
 template <class T, bool kWindowed, bool kTrace = false>
-auto pipelined_kernel(int buffers, bool one_reduction) {
-  if (one_reduction)
+auto pipelined_kernel(int buffers, bool repoll) {
+  if (repoll)
     return buffers == 3 ? split_row_pipelined_kernel<T, kWindowed, 3, true, kTrace>
                         : split_row_pipelined_kernel<T, kWindowed, 2, true, kTrace>;
   return buffers == 3 ? split_row_pipelined_kernel<T, kWindowed, 3, false, kTrace>
@@ -564,9 +580,9 @@ void allow_split_kernels() {
   allow_all_dynamic_shared_memory(split_row_kernel<T, false, kTrace>);
   allow_all_dynamic_shared_memory(split_row_kernel<T, true, kTrace>);
   for (const int buffers : {2, 3})
-    for (const bool one_reduction : {false, true}) {
-      allow_all_dynamic_shared_memory(pipelined_kernel<T, false, kTrace>(buffers, one_reduction));
-      allow_all_dynamic_shared_memory(pipelined_kernel<T, true, kTrace>(buffers, one_reduction));
+    for (const bool repoll : {false, true}) {
+      allow_all_dynamic_shared_memory(pipelined_kernel<T, false, kTrace>(buffers, repoll));
+      allow_all_dynamic_shared_memory(pipelined_kernel<T, true, kTrace>(buffers, repoll));
     }
 }
 // Once per process and type; the trace instantiations on the first trace launch only.
@@ -586,9 +602,9 @@ template <class T>
 const void* split_kernel(const SoftmaxPlan& plan, bool windowed) {
   if (plan.buffers > 1)
     return windowed ? reinterpret_cast<const void*>(
-                          pipelined_kernel<T, true>(plan.buffers, plan.one_reduction))
+                          pipelined_kernel<T, true>(plan.buffers, plan.repoll))
                     : reinterpret_cast<const void*>(
-                          pipelined_kernel<T, false>(plan.buffers, plan.one_reduction));
+                          pipelined_kernel<T, false>(plan.buffers, plan.repoll));
   return windowed ? reinterpret_cast<const void*>(split_row_kernel<T, true>)
                   : reinterpret_cast<const void*>(split_row_kernel<T, false>);
 }
@@ -602,7 +618,7 @@ std::int64_t resident_split_blocks(const SoftmaxPlan& plan) {
   int device = 0;
   CUDA_CHECK(cudaGetDevice(&device));
   const std::lock_guard<std::mutex> lock(mu);
-  const auto key = std::make_tuple(device, plan.smem_bytes, plan.buffers, plan.one_reduction);
+  const auto key = std::make_tuple(device, plan.smem_bytes, plan.buffers, plan.repoll);
   if (auto it = cache.find(key); it != cache.end()) return it->second;
   // (Both instantiations of a kernel take the same resources.)
   const std::int64_t n = resident_blocks(split_kernel<T>(plan, true), kSliceThreads,
@@ -631,7 +647,7 @@ void check_plan(const SoftmaxPlan& plan, const Problem& p) {
   if (plan.buffers < 1 || plan.buffers > 3)
     throw std::invalid_argument("split_row: " + std::to_string(plan.buffers) +
                                 " slices per block; 1, or 2 or 3 (the pipelined exchange)");
-  if (plan.one_reduction && plan.buffers == 1)
+  if (plan.repoll && plan.buffers == 1)
     throw std::invalid_argument("split_row: one block reduction a trip is the pipelined "
                                 "exchange's (2 or 3 slices per block), not one slice's");
   if (plan.buffers > 1 && (plan.resident != plan.slice || !plan.tagged_partials ||
@@ -707,8 +723,8 @@ void launch_split(const SoftmaxPlan& plan, const Launch& l, std::uint64_t* trace
       constexpr bool kTrace = decltype(traced)::value;
       if (pipelined) {
         const auto kernel =
-            windowed ? pipelined_kernel<T, true, kTrace>(plan.buffers, plan.one_reduction)
-                     : pipelined_kernel<T, false, kTrace>(plan.buffers, plan.one_reduction);
+            windowed ? pipelined_kernel<T, true, kTrace>(plan.buffers, plan.repoll)
+                     : pipelined_kernel<T, false, kTrace>(plan.buffers, plan.repoll);
         CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, xp, yp, p.M, p.N, p.ld_x, p.ld_y, plan.slices,
                                       plan.slice,
                                       static_cast<std::int64_t>(part_bytes / sizeof(T)), y_vec,

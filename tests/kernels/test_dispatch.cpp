@@ -35,7 +35,7 @@ SoftmaxPlan single_slice_one_per_sm(const Problem& p) {
 std::vector<SoftmaxPlan> pipelined_plans(const Problem& p, int buffers = 2, bool prefetch = false) {
   std::vector<SoftmaxPlan> out;
   for (const SoftmaxPlan& s : family_plans(SoftmaxFamily::split_row, p, kH200))
-    if (s.buffers == buffers && s.prefetch == prefetch && !s.one_reduction) out.push_back(s);
+    if (s.buffers == buffers && s.prefetch == prefetch && !s.repoll) out.push_back(s);
   return out;
 }
 
@@ -654,8 +654,8 @@ TEST_CASE("dispatch: every pipelined split_row candidate has a twin with the L2 
       CHECK(summary(twin[0]).find(" prefetch") != std::string::npos);
       CHECK(twin[0].why.find("prefetched into L2 at the trip's start") != std::string::npos);
       CHECK(plain[0].why.find("prefetched") == std::string::npos);
-      CHECK_FALSE(plain[0].one_reduction);
-      CHECK_FALSE(twin[0].one_reduction);
+      CHECK_FALSE(plain[0].repoll);
+      CHECK_FALSE(twin[0].repoll);
     }
   }
   // The two-slice defaults take it (2^18 ... 2^20, session 10's tuning run: 1.022-1.044x), the
@@ -670,15 +670,15 @@ TEST_CASE("dispatch: every pipelined split_row candidate has a twin with the L2 
   CHECK(r1.buffers == 3);
   CHECK_FALSE(r1.prefetch);
   CHECK_FALSE(plan_softmax(dense(256, 1 << 19, DType::bf16), kH200).prefetch);
-  // One reduction a trip: a candidate beside each prefetching plan, never without the pipeline.
+  // The early re-poll: a candidate beside each prefetching plan, never without the pipeline.
   for (const Problem& p : {dense(256, 1 << 19, DType::f32), dense(64, 1 << 21, DType::f32)}) {
     int with = 0;
     for (const SoftmaxPlan& s : family_plans(SoftmaxFamily::split_row, p, kH200)) {
-      if (!s.one_reduction) continue;
+      if (!s.repoll) continue;
       ++with;
       CHECK(s.buffers > 1);
       CHECK(s.prefetch);
-      CHECK(summary(s).find(" one-reduction") != std::string::npos);
+      CHECK(summary(s).find(" repoll") != std::string::npos);
     }
     CHECK(with == 2);
   }

@@ -445,13 +445,13 @@ TEST_CASE("production softmax: where split_row's loop trips spend their time",
       if (def.family != SoftmaxFamily::split_row) continue;
       // The default, then each other form on one block per SM with the rows on chip: one slice
       // per block, two or three (the pipelined exchange), these with and without the L2
-      // prefetch, and with it also with one block reduction a trip.
+      // prefetch, and with it also with the early re-poll of unpublished partials.
       std::vector<SoftmaxPlan> plans{def};
       for (const SoftmaxPlan& s : family_plans(SoftmaxFamily::split_row, p, d)) {
         const bool new_form = std::none_of(plans.begin(), plans.end(), [&](const SoftmaxPlan& q) {
           return q.buffers == s.buffers &&
                  (s.buffers == 1 ||
-                  (q.prefetch == s.prefetch && q.one_reduction == s.one_reduction));
+                  (q.prefetch == s.prefetch && q.repoll == s.repoll));
         });
         if (s.grid <= d.sm_count && s.resident == s.slice && new_form) plans.push_back(s);
       }
@@ -560,6 +560,28 @@ TEST_CASE("production softmax: where split_row's loop trips spend their time",
                     percentile(before, 0.5), max_of(before), percentile(trips, 0.5),
                     max_of(trips), percentile(after, 0.5), max_of(after), percentile(mhz, 0.5),
                     total[0] / n_items, total[1] / n_items, total[2] / n_items);
+        if (plan.buffers > 1) {
+          // The partials as the trips found them (the pipelined kernel's counters).
+          std::int64_t early = 0, late = 0, early_threads = 0, late_threads = 0;
+          const std::size_t base = static_cast<std::size_t>(items * prod::kSplitTracePoints +
+                                                            plan.grid * prod::kSplitBlockTracePoints);
+          for (std::int64_t i = 0; i < items; ++i) {
+            const std::uint64_t at_load = stamps[base + static_cast<std::size_t>(i) * 2];
+            const std::uint64_t at_need = stamps[base + static_cast<std::size_t>(i) * 2 + 1];
+            REQUIRE(at_load <= static_cast<std::uint64_t>(plan.slices));
+            REQUIRE(at_need <= static_cast<std::uint64_t>(plan.slices));
+            early += at_load > 0;
+            late += at_need > 0;
+            early_threads += static_cast<std::int64_t>(at_load);
+            late_threads += static_cast<std::int64_t>(at_need);
+          }
+          std::printf("      partials: unpublished at the trip's first load in %.1f%% of trips "
+                      "(%.2f slots a trip), still when needed in %.1f%% (%.2f slots a trip)\n",
+                      100.0 * static_cast<double>(early) / n_items,
+                      static_cast<double>(early_threads) / n_items,
+                      100.0 * static_cast<double>(late) / n_items,
+                      static_cast<double>(late_threads) / n_items);
+        }
         std::fflush(stdout);
         // The traced launch computed softmax like any other.
         CHECK(verify_sampled_rows(p, x, in.dy).passed);
