@@ -64,6 +64,8 @@ def short(plan):
             out += ", pipelined (2 slices)"
         if "three slices per block" in plan:
             out += ", pipelined (3 slices)"
+        if "polled again before" in plan:
+            out += ", early re-poll"
         if "partials counted in" in plan:
             out += ", counted partials"
         return out

@@ -370,8 +370,11 @@ SoftmaxPlan by_counter(SoftmaxPlan s) {
 //   8's tuning run, call 2: 1.008x at N = 2^18, 1.021x at 2^19, 1.078x at 2^20, all with R >= 3;
 //   0.966x at 2^21, R = 1, where every block of the card waits on one row; 16-bit rows 0.85-0.93x
 //   everywhere: their statistics phase, twice the elements per byte, is half a trip), with the
-//   slice each trip copies in prefetched into L2 at the trip's start (session 10's tuning run:
-//   1.022x, 1.044x and 1.042x without it at 2^18, 2^19 and 2^20);
+//   slice each trip copies in prefetched into L2 at the trip's start (session 10's tuning runs:
+//   1.022x, 1.044x and 1.042x without it at 2^18, 2^19 and 2^20, then 1.021x, 1.042x, 1.046x)
+//   and a partial found unpublished at the trip's start polled again before the statistics'
+//   reduction (1.006x, 1.008x, 1.019x; the trips that still waited for a partial when they
+//   needed it from 11-14% to 2-3%);
 // - else three slices per block where they are no shorter than two slices would be (the third
 //   part of shared memory is then free, and it gives the copies a trip of lead time: session 9's
 //   tuning run, 1.047x the one-slice plan at N = 2^21, 1.08x the two-slice plan; where the slices
@@ -383,7 +386,7 @@ SoftmaxPlan split_default(const Problem& p, const DeviceLimits& d) {
   if (p.dtype == DType::f32) {
     if (row_head_room(p) == 0) {
       const std::optional<SoftmaxPlan> two = split_pipelined(p, d, 2, true);
-      if (two && two->rows_in_flight >= kSplitPipelinedMinRows) return *two;
+      if (two && two->rows_in_flight >= kSplitPipelinedMinRows) return with_repoll(*two);
       const std::optional<SoftmaxPlan> three = split_pipelined(p, d, 3);
       if (two && three && three->slices == two->slices) return *three;
     } else {

@@ -54,6 +54,14 @@ SPLIT_PIPELINED = ("M = 128, N = 1048576 fp32 (4 MiB rows): split_row, each row 
                    "global memory; each block copies its next slice in chunk by chunk as it writes this "
                    "one; two slices per block: the next row's statistics are published before this row is "
                    "written, a whole trip before any block waits for them")
+SPLIT_PIPELINED_PREFETCH = (
+    "M = 256, N = 524288 fp32 (2 MiB rows): split_row, each row over 22 blocks of a co-resident grid "
+    "of 132 (1 per SM; 6 row(s) at a time), 23832 elements per block held in shared memory (186 KiB "
+    "for two slices): x read once; (max, sum) partials through global memory; each block copies its "
+    "next slice in chunk by chunk as it writes this one; two slices per block: the next row's "
+    "statistics are published before this row is written, a whole trip before any block waits for "
+    "them; the slice each trip copies in prefetched into L2 at the trip's start; a partial not yet "
+    "published at the trip's start polled again before the statistics' reduction")
 SPLIT_PIPELINED3 = ("M = 256, N = 524288 fp32 (2 MiB rows): split_row, each row over 33 blocks of a "
                     "co-resident grid of 132 (1 per SM; 4 row(s) at a time), 15888 elements per block "
                     "held in shared memory (186 KiB for three slices): x read once; (max, sum) partials "
@@ -96,6 +104,9 @@ class Short(unittest.TestCase):
                          "split_row S=44, R=3, 1 block(s) per SM, L2 prefetch")
         self.assertEqual(plan_table.short(SPLIT_PIPELINED),
                          "split_row S=44, R=3, 1 block(s) per SM, pipelined (2 slices)")
+        self.assertEqual(plan_table.short(SPLIT_PIPELINED_PREFETCH),
+                         "split_row S=22, R=6, 1 block(s) per SM, L2 prefetch, pipelined (2 slices), "
+                         "early re-poll")
         self.assertEqual(plan_table.short(SPLIT_PIPELINED3),
                          "split_row S=33, R=4, 1 block(s) per SM, pipelined (3 slices)")
         self.assertEqual(plan_table.short(SPLIT_COUNTED),
