@@ -5,7 +5,8 @@
 
 Per dtype, one table of effective bandwidth (GB/s) and % of the copy ceiling measured in the same
 run, per N, for every kernel and peer in the run; then the production `softmax`'s speed-up over
-each peer per shape and its geometric mean. Reads JSON only (the results schema,
+each peer per shape and its geometric mean, beside the geometric mean a kernel at the copy ceiling
+would reach (the bound on any softmax's speed-up over that peer). Reads JSON only (the results schema,
 docs/results-schema.md); a value that was not measured is shown as a dash.
 """
 import argparse
@@ -84,7 +85,23 @@ def tables(doc, source):
                 out.append(f"| {n} | {m} | " + " | ".join(cells) + " |")
             out.append("| geomean | | " + " | ".join(
                 f"{math.exp(sum(logs[p]) / len(logs[p])):.2f}x" if logs[p] else "-" for p in peers) + " |")
+            # The most any kernel could show over each peer on the same shapes: the peer's time
+            # over the time of the copy ceiling's bandwidth (100 / the peer's % of copy).
+            bound = defaultdict(list)
+            for m, n in shapes:
+                ours = median_s(recs.get(("softmax", m, n)))
+                for p in peers:
+                    rec = recs.get((p, m, n))
+                    pct = rec.get("pct_of_copy") if rec and rec.get("status") == "ok" else None
+                    if ours and median_s(rec) and pct:
+                        bound[p].append(math.log(100.0 / pct))
+            out.append("| geomean at the copy ceiling | | " + " | ".join(
+                f"{math.exp(sum(bound[p]) / len(bound[p])):.2f}x" if bound[p] else "-" for p in peers)
+                + " |")
             out.append("")
+            out.append("(The last row is the geometric mean a kernel at 100% of the copy ceiling at "
+                       "every shape would reach over each peer, on the shapes in that peer's mean: "
+                       "no softmax can exceed it.)\n")
     return "\n".join(out)
 
 
