@@ -43,8 +43,9 @@ void copy_bytes(const void* src, void* dst, std::size_t bytes, cudaStream_t stre
 // kernels move a row -- a persistent grid of blocks_per_sm 512-thread blocks per SM, stages of
 // stage_bytes copied in by TMA (or the threads' cp.async: thread_copy) in `chunks` chunks into
 // `buffers` buffers per block, optionally read once more from shared memory (read_pass, the
-// softmax's statistics), then stored chunk by chunk, each freed chunk refilled with the block's
-// stage `buffers` ahead. An experiment timed beside the copy ceiling (docs/performance.md), not a
+// softmax's statistics), optionally with an exponential per element in each pass and a pause per
+// stage (the softmax's exchange), then stored chunk by chunk, each freed chunk refilled with the
+// block's stage `buffers` ahead. An experiment timed beside the copy ceiling (docs/performance.md), not a
 // ceiling. 16-byte aligned buffers, a multiple of 16 bytes; throws std::invalid_argument for a
 // variant that is not built or does not fit on an SM.
 struct StagedCopy {
@@ -54,6 +55,8 @@ struct StagedCopy {
   int blocks_per_sm = 1;
   bool read_pass = false;
   bool thread_copy = false;
+  bool exp_work = false;   // an exponential per element in each pass (its result not stored)
+  double delay_us = 0.0;   // a block-wide pause per stage, before its stores
 };
 std::vector<StagedCopy> staged_copy_variants();
 std::string to_string(const StagedCopy& v);

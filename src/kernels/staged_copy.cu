@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -29,6 +30,7 @@
 #include "kernels/ceilings.hpp"
 #include "kernels/cuda_check.hpp"
 #include "kernels/row_slice.cuh"
+#include "kernels/softmax_math.cuh"
 
 namespace smr {
 namespace {
@@ -50,7 +52,8 @@ __device__ __forceinline__ prod::VecRange stage_chunk(int c, std::int64_t n, std
 template <int kBuffers, int kChunks>
 __global__ void __launch_bounds__(kStagedThreads)
     staged_copy_kernel(const uint4* __restrict__ src, uint4* __restrict__ dst, std::int64_t vecs,
-                       std::int64_t stage_vecs, bool read_pass, bool thread_copy) {
+                       std::int64_t stage_vecs, bool read_pass, bool thread_copy,
+                       bool exp_work, unsigned exp_mask, long long delay_cycles) {
   extern __shared__ __align__(16) unsigned char staged_smem[];
 #pragma nv_diag_suppress static_var_with_dynamic_init
   __shared__ BlockBarrier bars[kBuffers][kChunks];
@@ -91,16 +94,34 @@ __global__ void __launch_bounds__(kStagedThreads)
     const bool parity = ((phases >> b) & 1u) != 0;
     if (read_pass) {
       unsigned folded = 0;
+      float sum = 0.0f;
 #pragma unroll
       for (int c = 0; c < kChunks; ++c) {
         bars[b][c].wait_parity(parity);
         const prod::VecRange r = stage_chunk<kChunks>(c, n, per);
         for (std::int64_t i = r.begin + threadIdx.x; i < r.end; i += blockDim.x) {
           const uint4 v = s[i];
-          folded ^= v.x ^ v.y ^ v.z ^ v.w;
+          if (exp_work) {  // the statistics' exponential per element
+            sum += exp2_ftz(__uint_as_float(v.x) * 1e-30f) +
+                   exp2_ftz(__uint_as_float(v.y) * 1e-30f) +
+                   exp2_ftz(__uint_as_float(v.z) * 1e-30f) +
+                   exp2_ftz(__uint_as_float(v.w) * 1e-30f);
+          } else {
+            folded ^= v.x ^ v.y ^ v.z ^ v.w;
+          }
         }
       }
-      asm volatile("" ::"r"(folded));  // the pass's loads are kept
+      asm volatile("" ::"r"(folded), "f"(sum));  // the pass's loads are kept
+    }
+    // (delay_cycles) A block-wide pause standing for the softmax's exchange: thread 0 waits on the
+    // SM clock, the block at a barrier.
+    if (delay_cycles > 0) {
+      if (threadIdx.x == 0) {
+        const long long t0 = clock64();
+        while (clock64() - t0 < delay_cycles) {
+        }
+      }
+      __syncthreads();
     }
     const std::int64_t refill = k + static_cast<std::int64_t>(kBuffers) * gridDim.x;
     uint4* d = dst + k * stage_vecs;
@@ -108,7 +129,16 @@ __global__ void __launch_bounds__(kStagedThreads)
     for (int c = 0; c < kChunks; ++c) {
       if (!read_pass) bars[b][c].wait_parity(parity);
       const prod::VecRange r = stage_chunk<kChunks>(c, n, per);
-      for (std::int64_t i = r.begin + threadIdx.x; i < r.end; i += blockDim.x) d[i] = s[i];
+      for (std::int64_t i = r.begin + threadIdx.x; i < r.end; i += blockDim.x) {
+        uint4 v = s[i];
+        if (exp_work) {  // the output's exponential per element, in the stored word's dependences
+          v.x ^= __float_as_uint(exp2_ftz(__uint_as_float(v.x) * 1e-30f)) & exp_mask;
+          v.y ^= __float_as_uint(exp2_ftz(__uint_as_float(v.y) * 1e-30f)) & exp_mask;
+          v.z ^= __float_as_uint(exp2_ftz(__uint_as_float(v.z) * 1e-30f)) & exp_mask;
+          v.w ^= __float_as_uint(exp2_ftz(__uint_as_float(v.w) * 1e-30f)) & exp_mask;
+        }
+        d[i] = v;
+      }
       __syncthreads();  // every read of chunk c is done
       if (refill < stages) copy_chunk(refill, b, c);
     }
@@ -124,9 +154,10 @@ void launch_staged(const uint4* s, uint4* d, std::int64_t vecs, cudaStream_t str
   const std::size_t smem = static_cast<std::size_t>(kBuffers) * v.stage_bytes;
   static const bool opted = (prod::allow_all_dynamic_shared_memory(kernel), true);
   (void)opted;
-  int device = 0, sms = 0, per_sm = 0;
+  int device = 0, sms = 0, per_sm = 0, clock_khz = 0;
   CUDA_CHECK(cudaGetDevice(&device));
   CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device));
   CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kStagedThreads, smem));
   if (per_sm < v.blocks_per_sm)
     throw std::invalid_argument("staged copy " + ceilings::to_string(v) + ": " +
@@ -134,8 +165,11 @@ void launch_staged(const uint4* s, uint4* d, std::int64_t vecs, cudaStream_t str
                                 " bytes of shared memory fit on an SM");
   const std::int64_t stages = (vecs + stage_vecs - 1) / stage_vecs;
   const std::int64_t grid = std::min<std::int64_t>(stages, std::int64_t{sms} * v.blocks_per_sm);
-  kernel<<<static_cast<unsigned>(grid), kStagedThreads, smem, stream>>>(s, d, vecs, stage_vecs,
-                                                                      v.read_pass, v.thread_copy);
+  // exp_mask 0: the exponentials cost their instructions but leave the copied words as they are.
+  const long long delay_cycles =
+      static_cast<long long>(v.delay_us * 1e3 * static_cast<double>(clock_khz) / 1e6);
+  kernel<<<static_cast<unsigned>(grid), kStagedThreads, smem, stream>>>(
+      s, d, vecs, stage_vecs, v.read_pass, v.thread_copy, v.exp_work, 0u, delay_cycles);
   CUDA_CHECK_LAUNCH();
 }
 
@@ -170,13 +204,27 @@ std::vector<StagedCopy> staged_copy_variants() {
       StagedCopy{2, 4, 64 * kKiB, 1, false, false},
       StagedCopy{2, 4, 112 * kKiB, 1, false, false},
       StagedCopy{2, 4, 56 * kKiB, 2, true, false},  // two blocks per SM, two buffers each
+      // split_row pipelined's stage with, one at a time, its other costs (session 10): its
+      // exponentials (one per element in each pass), a pause per stage as long as its exchange
+      // phase (0.8 us in session 10's trace), both.
+      StagedCopy{2, 4, 95328, 1, true, false, true, 0.0},
+      StagedCopy{2, 4, 95328, 1, true, false, false, 0.8},
+      StagedCopy{2, 4, 95328, 1, true, false, true, 0.8},
   };
+}
+
+static std::string fmt_us(double us) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2g", us);
+  return buf;
 }
 
 std::string to_string(const StagedCopy& v) {
   return std::to_string(v.buffers) + " x " + std::to_string(v.stage_bytes) + " B, " +
          std::to_string(v.chunks) + " chunks, " + std::to_string(v.blocks_per_sm) + " per SM" +
-         (v.read_pass ? ", read pass" : "") + (v.thread_copy ? ", cp.async" : ", TMA");
+         (v.read_pass ? ", read pass" : "") + (v.thread_copy ? ", cp.async" : ", TMA") +
+         (v.exp_work ? ", exp" : "") +
+         (v.delay_us > 0 ? ", " + fmt_us(v.delay_us) + " us pause" : "");
 }
 
 void staged_copy_bytes(const void* src, void* dst, std::size_t bytes, cudaStream_t stream,
