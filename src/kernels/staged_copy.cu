@@ -23,8 +23,11 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <map>
+#include <mutex>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/ceilings.hpp"
@@ -154,11 +157,30 @@ void launch_staged(const uint4* s, uint4* d, std::int64_t vecs, cudaStream_t str
   const std::size_t smem = static_cast<std::size_t>(kBuffers) * v.stage_bytes;
   static const bool opted = (prod::allow_all_dynamic_shared_memory(kernel), true);
   (void)opted;
-  int device = 0, sms = 0, per_sm = 0, clock_khz = 0;
+  // The device's facts, asked once per device and size: a timed launch pays no query (the clock
+  // rate's took longer than the copy itself on the H200 and was timed with it, session 10).
+  struct Facts {
+    int sms = 0, per_sm = 0, clock_khz = 0;
+  };
+  static std::mutex mu;
+  static std::map<std::pair<int, std::size_t>, Facts> cache;
+  int device = 0;
   CUDA_CHECK(cudaGetDevice(&device));
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device));
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kStagedThreads, smem));
+  Facts f;
+  {
+    const std::lock_guard<std::mutex> lock(mu);
+    const auto key = std::make_pair(device, smem);
+    if (const auto it = cache.find(key); it != cache.end()) {
+      f = it->second;
+    } else {
+      CUDA_CHECK(cudaDeviceGetAttribute(&f.sms, cudaDevAttrMultiProcessorCount, device));
+      CUDA_CHECK(cudaDeviceGetAttribute(&f.clock_khz, cudaDevAttrClockRate, device));
+      CUDA_CHECK(
+          cudaOccupancyMaxActiveBlocksPerMultiprocessor(&f.per_sm, kernel, kStagedThreads, smem));
+      cache.emplace(key, f);
+    }
+  }
+  const int sms = f.sms, per_sm = f.per_sm, clock_khz = f.clock_khz;
   if (per_sm < v.blocks_per_sm)
     throw std::invalid_argument("staged copy " + ceilings::to_string(v) + ": " +
                                 std::to_string(per_sm) + " block(s) of " + std::to_string(smem) +
