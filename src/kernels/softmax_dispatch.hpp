@@ -29,9 +29,11 @@
 //                for clusters       slices stay in shared memory where the card can hold the rows
 //                                   in flight, else the part that does not fit is read twice
 //                                   (TrafficModel::two_read); aligned fp32 rows on chip: two
-//                                   slices per block with >= 3 rows in flight, else three where
-//                                   they are as long (the pipelined exchange); unaligned fp32
-//                                   rows on chip: two blocks per SM, partials counted
+//                                   slices per block with >= 3 rows in flight (each trip's
+//                                   incoming slice prefetched into L2, unpublished partials
+//                                   polled again early), else three where they are as long (the
+//                                   pipelined exchange); unaligned fp32 rows on chip: two blocks
+//                                   per SM, partials counted
 #pragma once
 
 #include <cstddef>
@@ -126,6 +128,7 @@ struct SoftmaxPlan {
   std::size_t smem_bytes = 0;   // dynamic shared memory per block
   std::int64_t grid = 0;        // blocks; 0: the launcher sizes a persistent grid to the card
   bool prefetch = true;         // split_row: prefetch the next slice into L2 while waiting
+                                // (pipelined: the slice a trip copies in, at the trip's start)
   bool tagged_partials = true;  // split_row: each partial its own flag (no counter, no fence)
   int buffers = 1;              // split_row: slices a block holds at once (2 or 3: the next
                                 // row's statistics and exchange overlap this row's write, and at 3
