@@ -214,6 +214,23 @@ TEST_CASE("a small shape set for compute-sanitizer, every kernel", "[gpu][saniti
   }
 }
 
+namespace {
+
+// n bytes of a pattern with no short period (a copy that lands one byte off is seen).
+std::vector<unsigned char> patterned_bytes(std::size_t n) {
+  std::vector<unsigned char> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<unsigned char>((i * 131 + 7) % 251);
+  return v;
+}
+// Whether every byte of `out` outside [begin, end) still holds the poison it was filled with.
+bool poison_outside(const std::vector<unsigned char>& out, std::size_t begin, std::size_t end) {
+  for (std::size_t i = 0; i < out.size(); ++i)
+    if ((i < begin || i >= end) && out[i] != kPoisonByte) return false;
+  return true;
+}
+
+}  // namespace
+
 TEST_CASE("copy ceiling: every byte copied, nothing else written, any size and alignment, every variant",
           "[gpu][ceilings]") {
   const std::size_t sizes[] = {0, 1, 2, 3, 4, 5, 15, 16, 17, 31, 33, 255, 4096, 4097, 65535,
@@ -223,8 +240,7 @@ TEST_CASE("copy ceiling: every byte copied, nothing else written, any size and a
   constexpr std::size_t kGuard = 64;
   const std::size_t biggest = sizes[std::size(sizes) - 1];
   const std::size_t span = biggest + 16 + 2 * kGuard;
-  std::vector<unsigned char> src(span);
-  for (std::size_t i = 0; i < span; ++i) src[i] = static_cast<unsigned char>((i * 131 + 7) % 251);
+  const std::vector<unsigned char> src = patterned_bytes(span);
   DeviceBuffer dsrc(span), ddst(span);
   CUDA_CHECK(cudaMemcpy(dsrc.get(), src.data(), span, cudaMemcpyHostToDevice));
   std::vector<unsigned char> out(span);
@@ -242,10 +258,7 @@ TEST_CASE("copy ceiling: every byte copied, nothing else written, any size and a
         CUDA_CHECK(cudaMemcpy(out.data(), ddst.get(), span, cudaMemcpyDeviceToHost));
         bool copied = std::memcmp(out.data() + dst_at, src.data() + so, bytes) == 0;
         CHECK(copied);
-        bool guards = true;
-        for (std::size_t i = 0; i < span; ++i)
-          if ((i < dst_at || i >= dst_at + bytes) && out[i] != kPoisonByte) guards = false;
-        CHECK(guards);
+        CHECK(poison_outside(out, dst_at, dst_at + bytes));
       }
 }
 
@@ -255,8 +268,7 @@ TEST_CASE("staged copy: every byte copied, nothing else written, every variant",
   const std::size_t sizes[] = {16, 4096 + 16, 95328 * 3 + 160, (std::size_t{40} << 20) + 48};
   constexpr std::size_t kGuard = 256;
   const std::size_t span = sizes[std::size(sizes) - 1] + 2 * kGuard;
-  std::vector<unsigned char> src(span);
-  for (std::size_t i = 0; i < span; ++i) src[i] = static_cast<unsigned char>((i * 131 + 7) % 251);
+  const std::vector<unsigned char> src = patterned_bytes(span);
   DeviceBuffer dsrc(span), ddst(span);
   CUDA_CHECK(cudaMemcpy(dsrc.get(), src.data(), span, cudaMemcpyHostToDevice));
   std::vector<unsigned char> out(span);
@@ -269,10 +281,7 @@ TEST_CASE("staged copy: every byte copied, nothing else written, every variant",
       CUDA_CHECK(cudaDeviceSynchronize());
       CUDA_CHECK(cudaMemcpy(out.data(), ddst.get(), span, cudaMemcpyDeviceToHost));
       CHECK(std::memcmp(out.data() + kGuard, src.data() + kGuard, bytes) == 0);
-      bool guards = true;
-      for (std::size_t i = 0; i < span; ++i)
-        if ((i < kGuard || i >= kGuard + bytes) && out[i] != kPoisonByte) guards = false;
-      CHECK(guards);
+      CHECK(poison_outside(out, kGuard, kGuard + bytes));
     }
   // Refused, not run: a size that is not whole vectors, a misaligned buffer, a stage too big.
   CHECK_THROWS_AS(ceilings::staged_copy_bytes(dsrc.get(), ddst.get(), 17, nullptr,
@@ -289,39 +298,57 @@ TEST_CASE("staged copy: every byte copied, nothing else written, every variant",
 // How close the staged copy comes to the copy ceiling, variant by variant, on the ceiling's 512 MiB
 // (hidden; run with "[.staged]"): each timed alternately with the copy kernel, sample by sample,
 // medians of 15 after 3 warm-ups each; printed, not asserted (docs/performance.md).
+namespace {
+
+// Seconds one call of `op` takes on stream s, between two CUDA events.
+template <class Op>
+double seconds_once(CudaStream& s, Op&& op) {
+  CudaEvent start, stop;
+  start.record(s.get());
+  op();
+  stop.record(s.get());
+  s.sync();
+  return stop.seconds_since(start);
+}
+double median_of(std::vector<double> t) {
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+// Two operations timed alternately, sample by sample, after `warmups` untimed rounds: a drift of
+// the card's clocks or temperature during the test moves both medians alike. Each one's samples.
+struct Alternated {
+  std::vector<double> a, b;
+};
+template <class A, class B>
+Alternated time_alternately(CudaStream& s, A&& a, B&& b, int warmups, int reps) {
+  for (int i = 0; i < warmups; ++i) {
+    a();
+    b();
+  }
+  Alternated t;
+  for (int i = 0; i < reps; ++i) {
+    t.a.push_back(seconds_once(s, a));
+    t.b.push_back(seconds_once(s, b));
+  }
+  return t;
+}
+
+}  // namespace
+
 TEST_CASE("staged copy: each variant against the copy ceiling", "[.staged][gpu][ceilings]") {
   constexpr std::size_t kBytes = std::size_t{512} << 20;
   constexpr int kReps = 15;
   DeviceBuffer a(kBytes), b(kBytes);
   CUDA_CHECK(cudaMemset(a.get(), 1, kBytes));
   CudaStream s;
-  const auto seconds = [&](auto&& copy) {
-    CudaEvent start, stop;
-    start.record(s.get());
-    copy();
-    stop.record(s.get());
-    s.sync();
-    return stop.seconds_since(start);
-  };
-  const auto median = [](std::vector<double> t) {
-    std::sort(t.begin(), t.end());
-    return t[t.size() / 2];
-  };
   const auto ceiling = [&] { ceilings::copy_bytes(a.get(), b.get(), kBytes, s.get()); };
   std::printf("\nstaged copy, 512 MiB (read + write), median of %d, alternating with the copy "
               "ceiling kernel\n", kReps);
   for (const ceilings::StagedCopy& v : ceilings::staged_copy_variants()) {
     const auto staged = [&] { ceilings::staged_copy_bytes(a.get(), b.get(), kBytes, s.get(), v); };
-    for (int i = 0; i < 3; ++i) {
-      ceiling();
-      staged();
-    }
-    std::vector<double> tc, ts;
-    for (int i = 0; i < kReps; ++i) {
-      tc.push_back(seconds(ceiling));
-      ts.push_back(seconds(staged));
-    }
-    const double copy_s = median(tc), staged_s = median(ts);
+    const Alternated t = time_alternately(s, ceiling, staged, 3, kReps);
+    const std::vector<double>& ts = t.b;
+    const double copy_s = median_of(t.a), staged_s = median_of(ts);
     std::printf("  %-52s %6.0f GB/s, %5.1f%% of the copy kernel's %4.0f (min %.0f, max %.0f)\n",
                 ceilings::to_string(v).c_str(), 2.0 * kBytes / staged_s / 1e9,
                 100.0 * copy_s / staged_s, 2.0 * kBytes / copy_s / 1e9,
@@ -370,42 +397,21 @@ TEST_CASE("copy ceiling is at least as fast as cudaMemcpyAsync device-to-device"
   DeviceBuffer a(kBytes), b(kBytes);
   CUDA_CHECK(cudaMemset(a.get(), 1, kBytes));
   CudaStream s;
-  auto time_once = [&](auto&& copy) {
-    CudaEvent start, stop;
-    start.record(s.get());
-    copy();
-    stop.record(s.get());
-    s.sync();
-    return stop.seconds_since(start);
-  };
-  auto median = [](std::vector<double> t) {
-    std::sort(t.begin(), t.end());
-    return t[t.size() / 2];
-  };
   auto median_seconds = [&](auto&& copy) {
     for (int i = 0; i < 3; ++i) copy();  // warm-up
     std::vector<double> t;
-    for (int i = 0; i < kReps; ++i) t.push_back(time_once(copy));
-    return median(t);
+    for (int i = 0; i < kReps; ++i) t.push_back(seconds_once(s, copy));
+    return median_of(t);
   };
   const auto kernel_copy = [&] { ceilings::copy_bytes(a.get(), b.get(), kBytes, s.get()); };
   const auto runtime_copy = [&] {
     CUDA_CHECK(cudaMemcpyAsync(b.get(), a.get(), kBytes, cudaMemcpyDeviceToDevice, s.get()));
   };
-  // The two copies alternate, sample by sample: a drift of the card's clocks or temperature
-  // during the test moves both medians alike. (Timed one after the other, the kernel once came
+  // The two copies alternate (time_alternately). (Timed one after the other, the kernel once came
   // out at 96.9% of a cudaMemcpyAsync timed later, in a run where it had passed minutes before.)
-  for (int i = 0; i < 3; ++i) {
-    kernel_copy();
-    runtime_copy();
-  }
-  std::vector<double> kernel_t, memcpy_t;
-  for (int i = 0; i < kReps; ++i) {
-    kernel_t.push_back(time_once(kernel_copy));
-    memcpy_t.push_back(time_once(runtime_copy));
-  }
-  const double kernel_s = median(kernel_t);
-  const double memcpy_s = median(memcpy_t);
+  const Alternated both = time_alternately(s, kernel_copy, runtime_copy, 3, kReps);
+  const double kernel_s = median_of(both.a);
+  const double memcpy_s = median_of(both.b);
   const double kernel_GBps = 2.0 * kBytes / kernel_s / 1e9;
   const double memcpy_GBps = 2.0 * kBytes / memcpy_s / 1e9;
   std::printf("copy 512 MiB (read + write): copy kernel %.0f GB/s, cudaMemcpyAsync %.0f GB/s\n",
