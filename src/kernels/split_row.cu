@@ -30,8 +30,9 @@
 // three, step 1's for copies issued a trip earlier); the dispatch says when it runs.
 //
 // Trace launches (trace_split_row, softmax_families.hpp) compile both kernels again with kTrace:
-// thread 0 stamps the SM clock at four points of every trip. docs/performance.md, "Session 8" and
-// "Session 9", has what the stamps showed.
+// thread 0 stamps the SM clock at four points of every trip and the global timer at the block's
+// entry and exit; the pipelined kernel also counts the partials its trips found unpublished.
+// docs/performance.md, "Session 8" to "Session 10", has what the stamps showed.
 //
 // Why it cannot deadlock: every block is resident (cooperative launch: the launch fails rather
 // than leaves blocks unscheduled), blocks take their items in increasing order, and the lowest
@@ -432,9 +433,11 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
 // cannot deadlock (every block resident, every block publishes before it waits). The bytes and
 // FLOPs are the kernel above's for rows on chip; each slice is 1/B as long, so a row is over B
 // times as many blocks (the partials with them). Tagged partials only; the x_tma path only (the
-// dispatch gives every row the room for its window). `prefetch` (a candidate, session 10): at the
-// start of trip k thread 0 prefetches item k + B into L2, so that its DRAM reads run during steps
-// 1-3 and step 4's copies find it there.
+// dispatch gives every row the room for its window). Session 10 (the two-slice defaults take
+// both): `prefetch` -- at the start of trip k thread 0 prefetches item k + B into L2, so that its
+// DRAM reads run during steps 1-3 and step 4's copies find it there (on the H200 1.02-1.05x);
+// kRepoll -- step 2 loads again a partial that step 1 found unpublished (1.01-1.02x).
+// docs/performance.md, "Session 10", has what the trace showed of both.
 // One block per SM (its shared memory is all the parts): the launch bounds give each thread up to
 // 128 registers.
 template <int kBuffers>
@@ -563,8 +566,7 @@ __global__ void __launch_bounds__(kSliceThreads, 1)
   trace_block<kTrace>(items, true);
 }
 
-// The pipelined kernel for `buffers` slices per block (2 or 3), with one block reduction a trip or
-// two.
+// The pipelined kernel for `buffers` slices per block (2 or 3), with the early re-poll or without.
 template <class T, bool kWindowed, bool kTrace = false>
 auto pipelined_kernel(int buffers, bool repoll) {
   if (repoll)
@@ -648,8 +650,8 @@ void check_plan(const SoftmaxPlan& plan, const Problem& p) {
     throw std::invalid_argument("split_row: " + std::to_string(plan.buffers) +
                                 " slices per block; 1, or 2 or 3 (the pipelined exchange)");
   if (plan.repoll && plan.buffers == 1)
-    throw std::invalid_argument("split_row: one block reduction a trip is the pipelined "
-                                "exchange's (2 or 3 slices per block), not one slice's");
+    throw std::invalid_argument("split_row: the early re-poll of unpublished partials is the "
+                                "pipelined exchange's (2 or 3 slices per block), not one slice's");
   if (plan.buffers > 1 && (plan.resident != plan.slice || !plan.tagged_partials ||
                            plan.slices > kSliceThreads))
     throw std::invalid_argument("split_row: the pipelined exchange (2 or 3 slices per block) needs "

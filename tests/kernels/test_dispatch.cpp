@@ -713,6 +713,9 @@ TEST_CASE("split_row refuses a pipelined plan it cannot run, before any launch",
   SoftmaxPlan four = good;
   four.buffers = 4;
   CHECK(refusal(four).find("1, or 2 or 3") != std::string::npos);
+  SoftmaxPlan repoll_one = single_slice_one_per_sm(p);  // the re-poll without the pipeline
+  repoll_one.repoll = true;
+  CHECK(refusal(repoll_one).find("early re-poll") != std::string::npos);
 }
 
 TEST_CASE("dispatch: split_row prefetches into L2 only while a wave of rows fills at most 41% of it",
