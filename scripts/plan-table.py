@@ -36,6 +36,17 @@ def field(plan, pattern):
     return m.group(1) if m else "?"
 
 
+# split_row's forms: a phrase of the dispatch's sentence and its mark in the table, in this order.
+SPLIT_FORMS = [
+    ("read twice", ", part read twice"),
+    ("prefetched into L2", ", L2 prefetch"),
+    ("two slices per block", ", pipelined (2 slices)"),
+    ("three slices per block", ", pipelined (3 slices)"),
+    ("polled again before", ", early re-poll"),
+    ("partials counted in", ", counted partials"),
+]
+
+
 def short(plan):
     """A compact form of the dispatch's sentence, e.g. 'warp_rows G=16 K=2, one block per 16 rows'."""
     if not plan:
@@ -56,19 +67,7 @@ def short(plan):
         per_sm = field(plan, r"\((\d+) per SM;")
         if per_sm != "?":
             out += f", {per_sm} block(s) per SM"
-        if "read twice" in plan:
-            out += ", part read twice"
-        if "prefetched into L2" in plan:
-            out += ", L2 prefetch"
-        if "two slices per block" in plan:
-            out += ", pipelined (2 slices)"
-        if "three slices per block" in plan:
-            out += ", pipelined (3 slices)"
-        if "polled again before" in plan:
-            out += ", early re-poll"
-        if "partials counted in" in plan:
-            out += ", counted partials"
-        return out
+        return out + "".join(suffix for marker, suffix in SPLIT_FORMS if marker in plan)
     return plan.split(":")[1].split(",")[0].strip() if ":" in plan else plan
 
 

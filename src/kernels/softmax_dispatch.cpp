@@ -304,11 +304,10 @@ SoftmaxPlan split_plan(const Problem& p, const DeviceLimits& d, Prefetch prefetc
   const bool on_chip = s.resident == s.slice;
   s.traffic = on_chip ? TrafficModel::fused : TrafficModel::two_read;
   // The pipelined exchange has the next slice in shared memory already: its L2 prefetch (of the
-  // slice after, at each trip's start) only when asked for.
-  s.prefetch = buffers == 1 ? (prefetch == Prefetch::by_rule
-                                   ? split_prefetch_default(p, d, R, on_chip)
-                                   : prefetch == Prefetch::on)
-                            : prefetch == Prefetch::on;
+  // slice after, at each trip's start) only when asked for, never by the rule.
+  s.prefetch = prefetch == Prefetch::on ||
+               (prefetch == Prefetch::by_rule && buffers == 1 &&
+                split_prefetch_default(p, d, R, on_chip));
   const double reread = on_chip ? 0.0 : 1.0 - static_cast<double>(S * s.resident) /
                                                   static_cast<double>(p.N);
   const char* slices_word = buffers == 3 ? "three" : "two";  // of a pipelined plan (buffers > 1)

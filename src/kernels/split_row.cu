@@ -200,6 +200,14 @@ __device__ __forceinline__ RowStats await_partial(float2* slot) {
 __device__ __forceinline__ void prefetch_l2(const void* src, std::uint32_t bytes) {
   asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(src), "r"(bytes) : "memory");
 }
+// The whole vectors of a slice's window (`src` the slice's first element, w its window) towards
+// L2: what the slice's copy-engine chunks will read.
+template <class T>
+__device__ __forceinline__ void prefetch_slice_l2(const T* src, const SliceWindow& w) {
+  constexpr int V = Vec<T>::kElems;
+  const auto bytes = static_cast<std::uint32_t>((w.vhi - w.vlo) * kVecBytes);
+  if (bytes > 0) prefetch_l2(src - w.lo + w.vlo * V, bytes);
+}
 
 // Item k of a block is (row, slice) = divmod(blockIdx.x + k x gridDim.x, S): where it lies in x.
 template <class T>
@@ -368,9 +376,7 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
       }
       if (prefetch && x_tma && has_next) {
         const SplitItem<T> nx = item_at(next);
-        const SliceWindow nw = slice_window<kWindowed>(nx.src, nx.res, x_tma);
-        const auto bytes = static_cast<std::uint32_t>((nw.vhi - nw.vlo) * kVecBytes);
-        if (bytes > 0) prefetch_l2(nx.src - nw.lo + nw.vlo * V, bytes);
+        prefetch_slice_l2(nx.src, slice_window<kWindowed>(nx.src, nx.res, x_tma));
       }
       // Counted: the whole block waits here for thread 0's counter. Tagged: each thread waits for
       // its own slot in step 3, no barrier needed (block_allreduce ends with one).
@@ -517,9 +523,7 @@ __global__ void __launch_bounds__(kSliceThreads, 1)
     const std::int64_t refill = item + kBuffers * gridDim.x;
     if (prefetch && threadIdx.x == 0 && refill < items) {
       const SplitItem<T> pf = item_at(refill);
-      const SliceWindow pw = window_of(pf);
-      const auto bytes = static_cast<std::uint32_t>((pw.vhi - pw.vlo) * kVecBytes);
-      if (bytes > 0) prefetch_l2(pf.src - pw.lo + pw.vlo * V, bytes);
+      prefetch_slice_l2(pf.src, window_of(pf));
     }
     float2* row_partials = partials + it.row * S;
     // 1. This thread's partial of the row, as it is now.
@@ -531,13 +535,9 @@ __global__ void __launch_bounds__(kSliceThreads, 1)
     //    so that its L2 round trip overlaps the reduction instead of following it.)
     const std::int64_t next = item + gridDim.x;
     if (next < items) {
-      if constexpr (kRepoll) {
-        const RowStats st = thread_stats(next, next_part<kBuffers>(b));
-        if (has_slot && unpublished(bits)) bits = partial_bits(row_partials + threadIdx.x);
-        publish(next, block_allreduce<kSliceThreads>(st, MergeOp{}));
-      } else {
-        publish_stats(next, next_part<kBuffers>(b));
-      }
+      const RowStats st = thread_stats(next, next_part<kBuffers>(b));
+      if (kRepoll && has_slot && unpublished(bits)) bits = partial_bits(row_partials + threadIdx.x);
+      publish(next, block_allreduce<kSliceThreads>(st, MergeOp{}));
     }
     trace_point<kTrace>(item, 1);
     // 3. This row's statistics.

@@ -13,11 +13,15 @@
 // in buffer k % kBuffers of its shared memory. A stage is kChunks chunks, each completing on its
 // own barrier. A loop trip over stage k:
 //   1. (read_pass) every thread reads its vectors of each chunk once it has landed and folds them
-//      into one word (kept, so the pass is not compiled away);
-//   2. chunk by chunk: wait for it (when there was no read pass), store its vectors to dst, a
-//      block barrier, then copy stage k + kBuffers' chunk c into the bytes just freed -- split_row's
-//      write_and_refill.
-// Bytes: 1 read + 1 written per byte, as the copy. FLOPs: none.
+//      into one word (kept, so the pass is not compiled away) -- or, with exp_work, sums an
+//      exponential of each element, as the softmax's statistics do;
+//   2. (delay_us) a block-wide pause, standing for the softmax's exchange of partials;
+//   3. chunk by chunk: wait for it (when there was no read pass), store its vectors to dst (with
+//      exp_work, an exponential of each element worked into the stored word through a mask of 0,
+//      so it costs its instructions and changes no byte), a block barrier, then copy stage
+//      k + kBuffers' chunk c into the bytes just freed -- split_row's write_and_refill.
+// Bytes: 1 read + 1 written per byte, as the copy. FLOPs: none (exp_work: one exponential per
+// element in each pass).
 #include <cuda/barrier>
 
 #include <algorithm>
@@ -104,7 +108,9 @@ __global__ void __launch_bounds__(kStagedThreads)
         const prod::VecRange r = stage_chunk<kChunks>(c, n, per);
         for (std::int64_t i = r.begin + threadIdx.x; i < r.end; i += blockDim.x) {
           const uint4 v = s[i];
-          if (exp_work) {  // the statistics' exponential per element
+          // (exp_work) The statistics' exponential per element: 2^(x 1e-30), x the word's bits
+          // read as a float -- scaled so that any bit pattern gives a finite exponential.
+          if (exp_work) {
             sum += exp2_ftz(__uint_as_float(v.x) * 1e-30f) +
                    exp2_ftz(__uint_as_float(v.y) * 1e-30f) +
                    exp2_ftz(__uint_as_float(v.z) * 1e-30f) +
