@@ -495,25 +495,9 @@ TEST_CASE("production softmax: where split_row's loop trips spend their time",
           }
         }
         const double all = total[0] + total[1] + total[2];
-        // The clock the stamps ran at, as far as the launch shows it: the busiest block's span
-        // (its first trip's start to its last trip's end, in cycles) over the launch's time.
         const auto at = [&](std::int64_t item, int point) {
           return stamps[static_cast<std::size_t>(item * prod::kSplitTracePoints + point)];
         };
-        std::uint64_t span = 0;
-        for (std::int64_t blk = 0; blk < plan.grid && blk < items; ++blk) {
-          const std::int64_t last = blk + (items - 1 - blk) / plan.grid * plan.grid;
-          span = std::max(span, at(last, 3) - at(blk, 0));
-        }
-        char cell[3][32];
-        for (int k = 0; k < 3; ++k)
-          std::snprintf(cell[k], sizeof cell[k], "%.2f / %.2f (%2.0f%%)", percentile(phase[k], 0.5),
-                        percentile(phase[k], 0.9), 100.0 * total[k] / all);
-        std::printf("%-5s %8lld %8lld  %-66s %6lld %20s %20s %20s %9.1f %8.0f\n",
-                    std::string(to_string(t)).c_str(), static_cast<long long>(p.M),
-                    static_cast<long long>(p.N), summary(plan).c_str(),
-                    static_cast<long long>(items / plan.grid), cell[0], cell[1], cell[2],
-                    ms * 1000.0, static_cast<double>(span) / (ms * 1000.0));
         // The blocks on one time line (the global timer): the launch's time outside the blocks,
         // and per block its time before the first trip, in its trips and after the last (each
         // block's SM clock converted at the rate its own entry and exit stamps give).
@@ -524,6 +508,9 @@ TEST_CASE("production softmax: where split_row's loop trips spend their time",
         std::uint64_t first_entry = UINT64_MAX, last_entry = 0, first_exit = UINT64_MAX,
                       last_exit = 0;
         std::vector<double> before, trips, after, mhz;
+        // The clock the stamps ran at, as far as the launch shows it: the busiest block's span
+        // (its first trip's start to its last trip's end, in cycles) over the launch's time.
+        std::uint64_t span = 0;
         for (std::int64_t blk = 0; blk < blocks; ++blk) {
           const std::uint64_t ns0 = block_at(blk, 0), clk0 = block_at(blk, 1);
           const std::uint64_t ns1 = block_at(blk, 2), clk1 = block_at(blk, 3);
@@ -538,6 +525,7 @@ TEST_CASE("production softmax: where split_row's loop trips spend their time",
           const std::int64_t last = blk + (items - 1 - blk) / plan.grid * plan.grid;
           REQUIRE(at(blk, 0) >= clk0);
           REQUIRE(clk1 >= at(last, 3));
+          span = std::max(span, at(last, 3) - at(blk, 0));
           const auto us = [&](std::uint64_t cycles) {
             return static_cast<double>(cycles) / cycles_per_ns / 1000.0;
           };
@@ -546,7 +534,18 @@ TEST_CASE("production softmax: where split_row's loop trips spend their time",
           after.push_back(us(clk1 - at(last, 3)));
           mhz.push_back(cycles_per_ns * 1000.0);
         }
-        const auto ns_us = [](std::uint64_t span_ns) { return static_cast<double>(span_ns) / 1000.0; };
+        char cell[3][32];
+        for (int k = 0; k < 3; ++k)
+          std::snprintf(cell[k], sizeof cell[k], "%.2f / %.2f (%2.0f%%)", percentile(phase[k], 0.5),
+                        percentile(phase[k], 0.9), 100.0 * total[k] / all);
+        std::printf("%-5s %8lld %8lld  %-66s %6lld %20s %20s %20s %9.1f %8.0f\n",
+                    std::string(to_string(t)).c_str(), static_cast<long long>(p.M),
+                    static_cast<long long>(p.N), summary(plan).c_str(),
+                    static_cast<long long>(items / plan.grid), cell[0], cell[1], cell[2],
+                    ms * 1000.0, static_cast<double>(span) / (ms * 1000.0));
+        const auto ns_us = [](std::uint64_t span_ns) {
+          return static_cast<double>(span_ns) / 1000.0;
+        };
         const double n_items = static_cast<double>(items);
         const auto max_of = [](const std::vector<double>& v) {
           return *std::max_element(v.begin(), v.end());
