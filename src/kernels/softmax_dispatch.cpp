@@ -548,7 +548,8 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
         out.push_back(split_plan(p, d, Prefetch::by_rule, 1));
         // One block per SM with two slices of the same length as two blocks' (rows on chip),
         // or three of two thirds of that; each also with the L2 prefetch of the slice it copies
-        // in next (session 10's candidates), that one also polling unpublished partials again early.
+        // in next (session 10's candidates), that one also polling unpublished partials again
+        // early.
         for (const bool prefetch : {false, true})
           for (const int buffers : {2, 3})
             if (std::optional<SoftmaxPlan> q = split_pipelined(p, d, buffers, prefetch)) {

@@ -263,13 +263,16 @@ void staged_copy_bytes(const void* src, void* dst, std::size_t bytes, cudaStream
                                 "bytes, got " + std::to_string(bytes));
   if (v.stage_bytes <= 0 || v.stage_bytes % 16 != 0 || v.blocks_per_sm < 1)
     throw std::invalid_argument("staged copy " + to_string(v) +
-                                ": the stage must be whole 16-byte vectors, one block per SM or more");
+                                ": the stage must be whole 16-byte vectors, one block per SM "
+                                "or more");
   if (bytes == 0) return;
   const auto* s = static_cast<const uint4*>(src);
   auto* d = static_cast<uint4*>(dst);
   const auto vecs = static_cast<std::int64_t>(bytes / 16);
-  const bool ran = try_staged<1, 4>(v, s, d, vecs, stream) || try_staged<2, 4>(v, s, d, vecs, stream) ||
-                   try_staged<3, 4>(v, s, d, vecs, stream) || try_staged<2, 8>(v, s, d, vecs, stream);
+  const bool ran = try_staged<1, 4>(v, s, d, vecs, stream) ||
+                   try_staged<2, 4>(v, s, d, vecs, stream) ||
+                   try_staged<3, 4>(v, s, d, vecs, stream) ||
+                   try_staged<2, 8>(v, s, d, vecs, stream);
   if (!ran) throw std::invalid_argument("staged copy: variant " + to_string(v) + " is not built");
 }
 
