@@ -125,9 +125,14 @@ __device__ __forceinline__ void warp_rows_ahead_body(const T* __restrict__ x, T*
 // and 64-72 (5 and 3 blocks; 91.6-92.2% and 91.8% of copy in sessions 4 and 5's sweeps), where
 // `__launch_bounds__(256)` alone had given 40 and 58-64 (96% and 98-99%). Other fp32 tiles keep
 // ptxas' choice (74-80 at 8 vectors a lane): a 64-register bound spilled 52-60 bytes there.
+// Session 11: 16-bit tiles of one row a trip and 1 or 2 vectors a lane (N <= 512) within 40 and
+// 48 registers (6 and 5 blocks, no spill; at 64 ptxas took 47-56, 4 blocks), so that an SM holds
+// more warps' loads; two rows a trip spill 36-128 bytes at 48 and keep 64.
 template <class T, int K, int R>
 constexpr int warp_rows_min_blocks() {
-  if constexpr (sizeof(T) == 2) return 4;  // 64 registers
+  if constexpr (sizeof(T) == 2 && R == 1 && K == 1) return 6;  // 40 registers
+  if constexpr (sizeof(T) == 2 && R == 1 && K == 2) return 5;  // 48
+  if constexpr (sizeof(T) == 2) return 4;                      // 64
   if constexpr (R == 1 && K == 2) return 6;  // 40
   if constexpr (R == 1 && K == 4) return 4;  // 64
   return 1;                                  // ptxas' choice
