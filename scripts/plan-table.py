@@ -60,8 +60,7 @@ def short(plan):
         trip, per_block = field(plan, r"(\d+) rows per warp per trip"), field(plan, r"one block per (\d+) rows")
         grid = "persistent" if "grid-stride" in plan else "one block per " + per_block + " rows"
         two = lanes != "?" and trip != "?" and int(trip) == 2 * (32 // int(lanes))
-        out = f"warp_rows G={lanes} K={vecs}, {grid}" + (", 2 rows per lane group per trip" if two else "")
-        return out + (", loads a trip ahead" if "a trip ahead" in plan else "")
+        return f"warp_rows G={lanes} K={vecs}, {grid}" + (", 2 rows per lane group per trip" if two else "")
     if ": split_row," in plan:
         blocks, rows = field(plan, r"over (\d+) blocks"), field(plan, r"(\d+) row\(s\) at a time\)")
         out = f"split_row S={blocks}, R={rows}"

@@ -46,18 +46,6 @@ __device__ __forceinline__ int groups_for_lane(std::int64_t groups, int lane) {
   return lane < groups ? static_cast<int>((groups - lane + kLanes - 1) / kLanes) : 0;
 }
 
-// Slot q's V elements of the tile: a vector widened, or -inf.
-template <class T, int K>
-__device__ __forceinline__ void set_vector(RowTile<T, K>& t, int q, const Vec<T>& v) {
-#pragma unroll
-  for (int e = 0; e < Vec<T>::kElems; ++e) t.e[q * Vec<T>::kElems + e] = to_float(v.e[e]);
-}
-template <class T, int K>
-__device__ __forceinline__ void set_neg_inf(RowTile<T, K>& t, int q) {
-#pragma unroll
-  for (int e = 0; e < Vec<T>::kElems; ++e) t.e[q * Vec<T>::kElems + e] = -INFINITY;
-}
-
 // Loads elements [0, n) of `row` into the tile (n = 0 fills -inf only).
 //
 // Vector path: the tile holds the row's window (storage.cuh), the row's elements at window
@@ -89,10 +77,14 @@ __device__ __forceinline__ void load_tile(const T* row, std::int64_t n, int lane
     const T* mine = window + static_cast<std::int64_t>(lane) * V;
 #pragma unroll
     for (int q = 0; q < K; ++q) {
-      if (q < valid && !(q == 0 && partial_first))
-        set_vector(t, q, load_vec(mine + q * kLanes * V));
-      else
-        set_neg_inf(t, q);
+      if (q < valid && !(q == 0 && partial_first)) {
+        const Vec<T> v = load_vec(mine + q * kLanes * V);
+#pragma unroll
+        for (int e = 0; e < V; ++e) t.e[q * V + e] = to_float(v.e[e]);
+      } else {
+#pragma unroll
+        for (int e = 0; e < V; ++e) t.e[q * V + e] = -INFINITY;
+      }
     }
     if (partial_first) {  // window vector 0: elements [h, min(V, end))
 #pragma unroll
@@ -117,42 +109,6 @@ __device__ __forceinline__ void load_tile(const T* row, std::int64_t n, int lane
     for (int q = 0; q < kGroups; ++q)
       t.at(q) = q < valid ? to_float(__ldg(mine + q * kLanes)) : -INFINITY;
   }
-}
-
-// Loading a trip ahead (warp_rows' persistent loop): load_tile's vector path in two halves, so
-// that a lane can issue the next row's loads, hold them as they arrive in RawTile's registers (4
-// a vector: half of what the widened tile takes for 16-bit storage) and widen them a trip later.
-// For rows that are whole vectors from a 16-byte boundary (Access::aligned and n % V == 0: no
-// partial vector to patch); the launcher runs load_tile for the others.
-template <class T, int K>
-struct RawTile {
-  Vec<T> v[K];
-};
-
-// Issues this lane's loads of `row`'s vectors (n elements, n % V == 0); the registers of the
-// vectors past the row are left as they are (widen_tile does not read them).
-template <int kLanes, class T, int K>
-__device__ __forceinline__ void load_tile_vectors(const T* row, std::int64_t n, int lane,
-                                                  RawTile<T, K>& r) {
-  constexpr int V = Vec<T>::kElems;
-  const int valid = groups_for_lane<kLanes>(n / V, lane);
-  const T* mine = row + static_cast<std::int64_t>(lane) * V;
-#pragma unroll
-  for (int q = 0; q < K; ++q)
-    if (q < valid) r.v[q] = load_vec(mine + q * kLanes * V);
-}
-
-// The tile load_tile would have loaded from the same row: the vectors widened, -inf past the row.
-template <int kLanes, class T, int K>
-__device__ __forceinline__ void widen_tile(std::int64_t n, int lane, const RawTile<T, K>& r,
-                                           RowTile<T, K>& t) {
-  const int valid = groups_for_lane<kLanes>(n / Vec<T>::kElems, lane);
-#pragma unroll
-  for (int q = 0; q < K; ++q)
-    if (q < valid)
-      set_vector(t, q, r.v[q]);
-    else
-      set_neg_inf(t, q);
 }
 
 // (max, sum) of this thread's part of the row: the max first, then one exponential per element,

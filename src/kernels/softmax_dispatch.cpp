@@ -60,15 +60,13 @@ std::string shape_words(const Problem& p) {
 // 1.08x at N = 1000 and 1024 in session 5's tuning runs): docs/performance.md.
 bool warp_rows_persistent_default(DType t) { return t != DType::f32; }
 
-SoftmaxPlan warp_rows_plan(const Problem& p, TileShape tile, bool persistent, int rows_per_trip = 1,
-                           bool load_ahead = false) {
+SoftmaxPlan warp_rows_plan(const Problem& p, TileShape tile, bool persistent, int rows_per_trip = 1) {
   SoftmaxPlan s;
   s.family = SoftmaxFamily::warp_rows;
   s.threads = kWarpRowsThreads;
   s.lanes_per_row = tile.threads_or_lanes;
   s.vecs = tile.vecs;
   s.rows_per_trip = rows_per_trip;
-  s.load_ahead = load_ahead;
   s.capacity = static_cast<i64>(tile.threads_or_lanes) * tile.vecs * vec_elems(p.dtype);
   const i64 rows_per_block =
       static_cast<i64>(kWarpRowsThreads / 32) * (32 / s.lanes_per_row) * rows_per_trip;
@@ -81,7 +79,6 @@ SoftmaxPlan warp_rows_plan(const Problem& p, TileShape tile, bool persistent, in
       shape_words(p), s.lanes_per_row, s.vecs, s.capacity, 32 / s.lanes_per_row * rows_per_trip,
       persistent ? "grid-stride over rows on a grid sized to the card"
                  : fmt::format("one block per {} rows", rows_per_block));
-  if (load_ahead) s.why += ", each trip's loads issued a trip ahead";
   return s;
 }
 
@@ -403,8 +400,7 @@ SoftmaxPlan split_default(const Problem& p, const DeviceLimits& d) {
 
 bool same_plan(const SoftmaxPlan& a, const SoftmaxPlan& b) {
   return a.family == b.family && a.threads == b.threads && a.lanes_per_row == b.lanes_per_row &&
-         a.vecs == b.vecs && a.rows_per_trip == b.rows_per_trip &&
-         a.load_ahead == b.load_ahead && a.cluster == b.cluster &&
+         a.vecs == b.vecs && a.rows_per_trip == b.rows_per_trip && a.cluster == b.cluster &&
          a.slices == b.slices && a.slice == b.slice &&
          a.resident == b.resident && a.grid == b.grid && a.prefetch == b.prefetch &&
          a.repoll == b.repoll &&
@@ -496,9 +492,8 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
   constexpr std::size_t kMaxTiles = 3;  // the smallest tiles that fit: larger ones only mask more
   switch (f) {
     case SoftmaxFamily::warp_rows: {
-      // Every tile of the two smallest capacities that hold N (the default first), the default
-      // tile on the other kind of grid, then the smallest capacity's tiles with two rows a trip
-      // and on the persistent grid loading a trip ahead.
+      // Every tile of the two smallest capacities that hold N (the default first), and the
+      // default tile on the other kind of grid.
       const bool persistent = warp_rows_persistent_default(p.dtype);
       i64 first_cap = 0;
       for (TileShape t : warp_rows_tiles(p.dtype)) {
@@ -515,10 +510,6 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
         if (static_cast<i64>(t.threads_or_lanes) * t.vecs * V == first_cap &&
             warp_rows_two_rows_per_trip(t.vecs, static_cast<int>(V)))
           out.push_back(warp_rows_plan(p, t, persistent, 2));
-      // The persistent grid loading a trip ahead, for the tiles of the smallest capacity.
-      for (TileShape t : warp_rows_tiles(p.dtype))
-        if (static_cast<i64>(t.threads_or_lanes) * t.vecs * V == first_cap)
-          out.push_back(warp_rows_plan(p, t, true, 1, true));
       break;
     }
     case SoftmaxFamily::block_row:
@@ -656,10 +647,9 @@ std::vector<SoftmaxPlan> candidate_plans(const Problem& p, const DeviceLimits& d
 std::string summary(const SoftmaxPlan& s) {
   switch (s.family) {
     case SoftmaxFamily::warp_rows:
-      return fmt::format("warp_rows G={} K={}{} cap={}{}{}", s.lanes_per_row, s.vecs,
+      return fmt::format("warp_rows G={} K={}{} cap={}{}", s.lanes_per_row, s.vecs,
                          s.rows_per_trip > 1 ? fmt::format(" R={}", s.rows_per_trip) : std::string{},
-                         s.capacity, s.grid > 0 ? fmt::format(" grid={}", s.grid) : std::string{},
-                         s.load_ahead ? " ahead" : "");
+                         s.capacity, s.grid > 0 ? fmt::format(" grid={}", s.grid) : std::string{});
     case SoftmaxFamily::block_row:
       return fmt::format("block_row T={} K={} cap={}", s.threads, s.vecs, s.capacity);
     case SoftmaxFamily::block_hybrid:

@@ -119,9 +119,6 @@ struct SoftmaxPlan {
   int vecs = 0;                 // warp_rows, block_row, block_hybrid, cluster_tile: 16-byte
                                 // vectors per thread (K)
   int rows_per_trip = 1;        // warp_rows: rows a lane group takes per trip (R = 1 or 2)
-  bool load_ahead = false;      // warp_rows, persistent grid, R = 1: each trip issues the next
-                                // trip's 16-byte loads before its own shuffles (rows of whole
-                                // vectors from a 16-byte boundary; others run the plain loop)
   std::int64_t capacity = 0;    // register tiles: elements a tile holds (>= N, block_hybrid < N)
   int cluster = 1;              // cluster_row: blocks per cluster (= blocks per row)
   int slices = 1;               // cluster_row, split_row: blocks per row

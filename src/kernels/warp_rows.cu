@@ -7,9 +7,8 @@
 // log2(G) shuffles, no shared memory, no barrier. The grid is either one block per 8 x 32 / G rows
 // (fp32's default: on the H200 1.04-1.08x faster) or sized to the card (SMs x resident blocks)
 // with each warp striding over the rows (16-bit's default); a plan may also give each lane group
-// R = 2 rows per trip, both tiles loaded before the first shuffle, or -- on the persistent grid,
-// rows of whole vectors from a boundary -- issue the next trip's loads before this trip's
-// shuffles (warp_rows_ahead_body; both candidates the tuning test times: docs/performance.md).
+// R = 2 rows per trip, both tiles loaded before the first shuffle (a candidate the tuning test
+// times: docs/performance.md).
 //
 // Tiles (G, K), listed by capacity G x K x V (tile_lists.hpp, for this file and the dispatch
 // alike): 8 elements per lane while lanes are added (fp32 K = 2, bf16/fp16 K = 1), fp32 from
@@ -80,42 +79,6 @@ __device__ __forceinline__ void warp_rows_body(const T* __restrict__ x, T* __res
   }
 }
 
-// The persistent loop loading a trip ahead (SoftmaxPlan::load_ahead; rows whose elements are
-// whole 16-byte vectors from a boundary, one row per lane group a trip): each trip widens the
-// vectors the trip before loaded, then issues the next trip's loads (row_tile.cuh's
-// load_tile_vectors, 4 registers a vector) before its own shuffles and stores, so a warp has two
-// trips' loads in flight where warp_rows_body has one. The loop a lane takes is warp_rows_body's
-// with R = 1: the same rows, the same trips.
-template <int G, int K, class T>
-__device__ __forceinline__ void warp_rows_ahead_body(const T* __restrict__ x, T* __restrict__ y,
-                                                     std::int64_t M, std::int64_t N,
-                                                     std::int64_t ld_x, std::int64_t ld_y) {
-  constexpr int kRowsPerWarp = kWarpSize / G;
-  const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
-  const int lane_in_row = lane % G;
-  const std::int64_t warp =
-      (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / kWarpSize;
-  const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * (blockDim.x / kWarpSize);
-  const std::int64_t stride = warps * kRowsPerWarp;  // rows from one trip to the next
-
-  // Lanes past the last row load nothing (n = 0) and store nothing, as in warp_rows_body.
-  std::int64_t row = warp * kRowsPerWarp + lane / G;
-  RawTile<T, K> next;
-  load_tile_vectors<G>(x + (row < M ? row : 0) * ld_x, row < M ? N : 0, lane_in_row, next);
-  for (std::int64_t first = warp * kRowsPerWarp; first < M; first += stride, row += stride) {
-    RowTile<T, K> tile;
-    widen_tile<G>(row < M ? N : 0, lane_in_row, next, tile);
-    const std::int64_t after = row + stride;  // the next trip's row: its loads go out now
-    load_tile_vectors<G>(x + (after < M ? after : 0) * ld_x, after < M ? N : 0, lane_in_row,
-                         next);
-    const RowStats mine = tile_stats(tile);
-    const RowStats stats = group_allreduce<G>(mine, MergeOp{});
-    if (row < M)
-      store_tile<Vec<T>::kElems, G>(y + row * ld_y, N, lane_in_row, tile,
-                                    tile_scale(mine, stats));
-  }
-}
-
 // 16-bit rows within 64 registers a thread (4 blocks of 256 threads per SM): left to itself ptxas
 // gave the 16-bit instantiations for aligned rows 67-78 (32 x 4: 75, 3015 GB/s at N = 1024 in
 // session 4's bf16 sweep, where the same tile at 64 registers had run 3794-3915 in its tuning
@@ -127,7 +90,8 @@ __device__ __forceinline__ void warp_rows_ahead_body(const T* __restrict__ x, T*
 // ptxas' choice (74-80 at 8 vectors a lane): a 64-register bound spilled 52-60 bytes there.
 // Session 11: 16-bit tiles of one row a trip and 1 or 2 vectors a lane (N <= 512) within 40 and
 // 48 registers (6 and 5 blocks, no spill; at 64 ptxas took 47-56, 4 blocks), so that an SM holds
-// more warps' loads; two rows a trip spill 36-128 bytes at 48 and keep 64.
+// more warps' loads: 1.01-1.03x at bf16 N = 64 ... 512 in the tuning run. At 40 registers the
+// aligned K = 2 tiles spilled 16 bytes; two rows a trip spill 36-128 bytes at 48 and keep 64.
 template <class T, int K, int R>
 constexpr int warp_rows_min_blocks() {
   if constexpr (sizeof(T) == 2 && R == 1 && K == 1) return 6;  // 40 registers
@@ -145,32 +109,10 @@ __global__ void __launch_bounds__(kWarpRowsThreads, warp_rows_min_blocks<T, K, R
   warp_rows_body<kGroupWidth<T, A>, kWindowed<A>, G, K, R>(x, y, M, N, ld_x, ld_y);
 }
 
-// Loading a trip ahead holds K raw vectors (4K registers) beside the tile. At
-// warp_rows_min_blocks' bounds ptxas spilled 144-164 bytes for 16-bit K = 4 (64 registers) and
-// 8-12 bytes for fp32 K = 2 (40): those take 3 blocks (80 registers: still 16-76 bytes of spill)
-// and 5 (45-48 registers, none) instead.
-template <class T, int K>
-constexpr int warp_rows_ahead_min_blocks() {
-  if constexpr (sizeof(T) == 2) return K == 4 ? 3 : 4;
-  if constexpr (K == 2) return 5;
-  return warp_rows_min_blocks<T, K, 1>();
-}
-
-template <class T, int G, int K>
-__global__ void __launch_bounds__(kWarpRowsThreads, warp_rows_ahead_min_blocks<T, K>())
-    warp_rows_ahead_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t M,
-                           std::int64_t N, std::int64_t ld_x, std::int64_t ld_y) {
-  warp_rows_ahead_body<G, K>(x, y, M, N, ld_x, ld_y);
-}
-
-// kAhead: warp_rows_ahead_kernel (aligned rows only), else warp_rows_kernel for access A.
-template <class T, int G, int K, int R, Access A, bool kAhead = false>
+template <class T, int G, int K, int R, Access A>
 void launch_access(const SoftmaxPlan& plan, const Launch& l) {
   const Problem& p = l.p;
-  const auto kernel = [] {
-    if constexpr (kAhead) return warp_rows_ahead_kernel<T, G, K>;
-    else return warp_rows_kernel<T, G, K, R, A>;
-  }();
+  const auto kernel = warp_rows_kernel<T, G, K, R, A>;
   constexpr std::int64_t kRowsPerBlock = (kWarpRowsThreads / kWarpSize) * (kWarpSize / G) * R;
   static const std::int64_t resident =
       resident_blocks(reinterpret_cast<const void*>(kernel), kWarpRowsThreads, 0);
@@ -185,11 +127,6 @@ template <class T, int G, int K, int R>
 void launch_tile(const SoftmaxPlan& plan, const Launch& l) {
   const Access access = tile_access(l.x, l.p.ld_x, l.y, l.p.ld_y, sizeof(T), l.p.N,
                                     static_cast<std::int64_t>(G) * K * Vec<T>::kElems);
-  // Loading a trip ahead needs rows of whole vectors from a boundary; other rows run the plain
-  // loop of the same tile and grid.
-  if constexpr (R == 1)
-    if (plan.load_ahead && access == Access::aligned && l.p.N % Vec<T>::kElems == 0)
-      return launch_access<T, G, K, 1, Access::aligned, true>(plan, l);
   with_access(access, [&](auto a) { launch_access<T, G, K, R, a>(plan, l); });
 }
 
@@ -208,9 +145,6 @@ void launch_warp_rows(const SoftmaxPlan& plan, const Launch& l) {
         throw std::invalid_argument("warp_rows: tile G=" + std::to_string(G) +
                                     " K=" + std::to_string(K) + " holds fewer than N = " +
                                     std::to_string(p.N) + " elements");
-      if (plan.load_ahead && plan.rows_per_trip != 1)
-        throw std::invalid_argument("warp_rows: loading a trip ahead takes one row per lane "
-                                    "group a trip, not " + std::to_string(plan.rows_per_trip));
       if (plan.rows_per_trip == 1) {
         launch_tile<T, G, K, 1>(plan, l);
       } else if constexpr (warp_rows_two_rows_per_trip(K, Vec<T>::kElems)) {

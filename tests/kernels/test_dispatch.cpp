@@ -76,7 +76,6 @@ void check_invariants(const SoftmaxPlan& s, const Problem& p, const DeviceLimits
   INFO(summary(s) << " for M = " << p.M << ", N = " << p.N << " " << to_string(p.dtype));
   CHECK(!s.why.empty());
   if (s.family != SoftmaxFamily::warp_rows) CHECK(s.rows_per_trip == 1);
-  if (s.family != SoftmaxFamily::warp_rows) CHECK(!s.load_ahead);
   const std::int64_t V = vec_elems(p.dtype);
   const std::int64_t b = dtype_bytes(p.dtype);
   switch (s.family) {
@@ -91,8 +90,6 @@ void check_invariants(const SoftmaxPlan& s, const Problem& p, const DeviceLimits
       // One row per lane group per trip, or two on the tiles built for it.
       CHECK((s.rows_per_trip == 1 ||
              (s.rows_per_trip == 2 && warp_rows_two_rows_per_trip(s.vecs, static_cast<int>(V)))));
-      // Loading a trip ahead: one row per lane group a trip, on the persistent grid.
-      if (s.load_ahead) CHECK((s.rows_per_trip == 1 && s.grid == 0));
       if (s.grid > 0) {  // one block per (8 warps x 32 / G x R) rows
         const std::int64_t rows_per_block =
             std::int64_t{kWarpRowsThreads / 32} * (32 / s.lanes_per_row) * s.rows_per_trip;
@@ -553,31 +550,6 @@ TEST_CASE("dispatch: two rows per trip are candidates for short rows", "[dispatc
   // No tile of more than 16 elements per lane takes two rows (N = 1024: 32 lanes x 8 vectors).
   for (const SoftmaxPlan& s : candidate_plans(dense(4096, 1024, DType::f32), kH200))
     if (s.family == SoftmaxFamily::warp_rows && s.vecs * 4 > 16) CHECK(s.rows_per_trip == 1);
-}
-
-TEST_CASE("dispatch: short rows have candidates that load a trip ahead", "[dispatch]") {
-  // N = 128: fp32 holds it on 16 x 2, 8 x 4 or 4 x 8 (capacity 128), bf16 on 8 x 2, 16 x 1 or
-  // 4 x 4; each of those tiles is also a candidate on the persistent grid loading a trip ahead.
-  for (const DType t : {DType::f32, DType::bf16}) {
-    const Problem p = dense(1 << 20, 128, t);
-    const auto plans = candidate_plans(p, kH200);
-    std::vector<SoftmaxPlan> ahead;
-    for (const SoftmaxPlan& s : plans)
-      if (s.load_ahead) ahead.push_back(s);
-    INFO(to_string(t));
-    REQUIRE(ahead.size() == 3);
-    for (const SoftmaxPlan& s : ahead) {
-      CHECK(s.family == SoftmaxFamily::warp_rows);
-      CHECK(s.capacity == 128);
-      CHECK(s.grid == 0);
-      CHECK(summary(s).find(" ahead") != std::string::npos);
-      CHECK(s.why.find("a trip ahead") != std::string::npos);
-    }
-    CHECK(!plan_softmax(p, kH200).load_ahead);
-  }
-  // Rows a block holds (N = 4096) have none.
-  for (const SoftmaxPlan& s : candidate_plans(dense(4096, 4096, DType::bf16), kH200))
-    CHECK(!s.load_ahead);
 }
 
 TEST_CASE("dispatch: split_row's pipelined candidate holds two slices per block, rows on chip only",
