@@ -79,19 +79,20 @@ __device__ __forceinline__ void warp_rows_body(const T* __restrict__ x, T* __res
   }
 }
 
-// 16-bit rows within 64 registers a thread (4 blocks of 256 threads per SM): left to itself ptxas
-// gave the 16-bit instantiations for aligned rows 67-78 (32 x 4: 75, 3015 GB/s at N = 1024 in
-// session 4's bf16 sweep, where the same tile at 64 registers had run 3794-3915 in its tuning
-// run). fp32 tiles of one row a trip: 2 vectors a lane (N = 32, 64) within 40 registers (6 blocks
-// per SM), 4 vectors (N = 128 ... 512) within 64 (4 blocks). Asked for at least one block per SM
-// (the bound the 16-bit bound had brought with it for every tile), ptxas gave the aligned ones 48
-// and 64-72 (5 and 3 blocks; 91.6-92.2% and 91.8% of copy in sessions 4 and 5's sweeps), where
+// 16-bit rows within at most 64 registers a thread (4 blocks of 256 threads per SM): left to itself
+// ptxas gave the 16-bit instantiations for aligned rows 67-78 (32 x 4: 75, 3015 GB/s at N = 1024 in
+// session 4's bf16 sweep, where the same tile at 64 registers had run 3794-3915 in its tuning run).
+// fp32 tiles of one row a trip: 2 vectors a lane (N = 32, 64) within 40 registers (6 blocks per
+// SM), 4 vectors (N = 128 ... 512) within 64 (4 blocks). Asked for at least one block per SM (the
+// bound the 16-bit bound had brought with it for every tile), ptxas gave the aligned ones 48 and
+// 64-72 (5 and 3 blocks; 91.6-92.2% and 91.8% of copy in sessions 4 and 5's sweeps), where
 // `__launch_bounds__(256)` alone had given 40 and 58-64 (96% and 98-99%). Other fp32 tiles keep
 // ptxas' choice (74-80 at 8 vectors a lane): a 64-register bound spilled 52-60 bytes there.
-// Session 11: 16-bit tiles of one row a trip and 1 or 2 vectors a lane (N <= 512) within 40 and
-// 48 registers (6 and 5 blocks, no spill; at 64 ptxas took 47-56, 4 blocks), so that an SM holds
-// more warps' loads: 1.01-1.03x at bf16 N = 64 ... 512 in the tuning run. At 40 registers the
-// aligned K = 2 tiles spilled 16 bytes; two rows a trip spill 36-128 bytes at 48 and keep 64.
+// Session 11: 16-bit tiles of one row a trip and 1 or 2 vectors a lane (N <= 512) within 40 and 48
+// registers (6 and 5 blocks, no spill; at 64 ptxas took 47-56, 4 blocks), so that an SM holds more
+// warps' loads: 1.01-1.03x at bf16 N = 64 ... 512 in the tuning run, 1.03-1.05x at N = 32 ... 512
+// in the sweeps against session 9's (docs/performance.md). At 40 registers the aligned K = 2 tiles
+// spilled 16 bytes; two rows a trip spill 36-128 bytes at 48 and keep 64.
 template <class T, int K, int R>
 constexpr int warp_rows_min_blocks() {
   if constexpr (sizeof(T) == 2 && R == 1 && K == 1) return 6;  // 40 registers

@@ -173,7 +173,8 @@ TEST_CASE("production softmax: every candidate plan of a shape is correct", "[gp
   // ld = N odd (3001, 50257, 1000003, 2000003): every family on rows read through their 16-byte
   // windows (storage.cuh), the row's offset from a boundary changing from row to row.
   // 24001 x 128 and 60013 x 36: more rows than the persistent warp_rows grid takes in one trip
-  // (1-4 trips a warp, the last partly past M; 36 bf16 is 72-byte rows, read through windows).
+  // (up to 3 trips a warp, the last partly past M; 36 bf16 is 72-byte rows, read through
+  // windows).
   const Problem shapes[] = {dense(133, 100),  dense(64, 1000),  dense(37, 3001),
                             dense(20, 20000), dense(9, 65544),  dense(40, 250000),
                             Problem{40, 250001, 250004, 250008, DType::f32}, dense(2, 2000003),
