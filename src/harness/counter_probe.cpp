@@ -4,6 +4,7 @@
 //   smr-counter-probe fused 16384 8192           # what CounterSession measures for one launch
 //   smr-counter-probe fused 16384 8192 --ncu-ranges   # the same launches between
 //       cudaProfilerStart/Stop pairs and no CUPTI, to run under `ncu --replay-mode app-range`
+//   smr-counter-probe softmax 1048576 128 --dtype bf16  # 16-bit storage (default fp32)
 //   smr-counter-probe --attribute ranges.json    # attribute_counters() on values from elsewhere
 //
 // For the first GPU run and for scripts/ncu-compare; SMR_CUPTI_DEBUG=1 prints every CUPTI step.
@@ -14,6 +15,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -26,6 +28,7 @@
 
 #include "harness/counters.hpp"
 #include "harness/device.hpp"
+#include "harness/storage.hpp"
 #include "kernels/registry.hpp"
 
 namespace {
@@ -115,11 +118,13 @@ int main(int argc, char** argv) {
   std::string metrics_list;
   std::string attribute;
   bool ncu_ranges = false;
+  std::string dtype_name = "fp32";
   int repeat = 1;
   int evict_multiple = 4;
   app.add_option("kernel", kernel, "registry name (softmax-bench list), or `selftest`");
   app.add_option("M", M, "rows")->check(CLI::PositiveNumber);
   app.add_option("N", N, "columns")->check(CLI::PositiveNumber);
+  app.add_option("--dtype", dtype_name, "storage of x and y: fp32, bf16 or fp16 (default fp32)");
   app.add_option("--metrics", metrics_list,
                  "comma-separated CUPTI metrics (default: the harness's set)");
   app.add_flag("--ncu-ranges", ncu_ranges,
@@ -141,7 +146,17 @@ int main(int argc, char** argv) {
     std::cerr << "smr-counter-probe: KERNEL M N are required (or --attribute FILE); --help\n";
     return kExitUsage;
   }
+  const std::optional<smr::DType> dtype = smr::parse_dtype(dtype_name);
+  if (!dtype) {
+    std::cerr << "smr-counter-probe: --dtype " << dtype_name << ": not fp32, bf16 or fp16\n";
+    return kExitUsage;
+  }
   const bool selftest = kernel == "selftest";
+  if (selftest && *dtype != smr::DType::f32) {
+    std::cerr << "smr-counter-probe: the selftest kernel is fp32 only (--dtype " << dtype_name
+              << ")\n";
+    return kExitUsage;
+  }
   const smr::KernelInfo* k = selftest ? nullptr : smr::find_kernel(kernel);
   if (!selftest && !k) {
     std::cerr << "smr-counter-probe: unknown kernel \"" << kernel
@@ -155,7 +170,7 @@ int main(int argc, char** argv) {
 
   try {
     const smr::DeviceInfo dev = smr::query_device(0);
-    const smr::Problem p = smr::dense(M, N);
+    const smr::Problem p = smr::dense(M, N, *dtype);
     if (k) {
       if (auto why = smr::why_unsupported(*k, p, dev.limits())) {
         std::cerr << "smr-counter-probe: " << kernel << " cannot run M=" << M << " N=" << N << ": "
@@ -171,14 +186,16 @@ int main(int argc, char** argv) {
     // Buffers and a seeded N(0,1) input (the values only need to be real data, not zeros).
     const std::size_t x_elems = static_cast<std::size_t>(p.M * p.ld_x);
     const std::size_t y_elems = static_cast<std::size_t>(p.M * p.ld_y);
-    smr::DeviceBuffer x(x_elems * sizeof(float)), y(y_elems * sizeof(float));
+    const std::size_t elem_bytes = static_cast<std::size_t>(smr::dtype_bytes(p.dtype));
+    smr::DeviceBuffer x(x_elems * elem_bytes), y(y_elems * elem_bytes);
     smr::DeviceBuffer workspace(k && k->workspace_bytes ? k->workspace_bytes(p) : 0);
     {
       std::vector<float> host(x_elems);
       std::mt19937_64 rng(kSeed);
       std::normal_distribution<float> normal(0.0f, 1.0f);
       for (auto& v : host) v = normal(rng);
-      CUDA_CHECK(cudaMemcpy(x.get(), host.data(), x.bytes(), cudaMemcpyHostToDevice));
+      const std::vector<unsigned char> stored = smr::to_storage(host, p.dtype);
+      CUDA_CHECK(cudaMemcpy(x.get(), stored.data(), x.bytes(), cudaMemcpyHostToDevice));
     }
     smr::L2Evictor evict(static_cast<std::size_t>(dev.l2_bytes), evict_multiple);
 
@@ -197,7 +214,8 @@ int main(int argc, char** argv) {
     const std::function<void()> evict_l2 = [&] { evict(nullptr); };
 
     json out{{"tool", "smr-counter-probe"}, {"kernel", kernel}, {"M", M}, {"N", N},
-             {"dtype", "fp32"}, {"device", dev.to_json()}, {"eviction_bytes", evict.bytes()}};
+             {"dtype", std::string(smr::to_string(p.dtype))}, {"device", dev.to_json()},
+             {"eviction_bytes", evict.bytes()}};
 
     if (ncu_ranges) {
       // The sequence CounterSession::measure runs, for Nsight Compute: a warm-up, an unprofiled

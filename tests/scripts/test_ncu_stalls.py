@@ -19,6 +19,17 @@ class NcuStallsArguments(unittest.TestCase):
             self.assertEqual(r.returncode, 2, args)
             self.assertIn("expected M N pairs", r.stdout)
 
+    def test_unknown_dtype_is_refused(self):
+        r = run("-t", "fp8", "1", "2")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("-t fp8: not fp32, bf16 or fp16", r.stdout)
+
+    def test_a_dtype_reaches_the_probe_check(self):
+        with tempfile.TemporaryDirectory() as d:
+            r = run("-b", d, "-t", "bf16", "1", "2")
+            self.assertEqual(r.returncode, 1)
+            self.assertIn(f"no {d}/src/harness/smr-counter-probe", r.stdout)
+
     def test_missing_probe_names_the_build(self):
         with tempfile.TemporaryDirectory() as d:
             r = run("-b", d, "1", "2")
