@@ -415,8 +415,9 @@ double percentile(std::vector<double> v, double q) {
 // trips; beside them the launch's time and the clock its busiest block's stamps imply (span /
 // time). A second line lays the blocks on the global timer: the span from the first block's entry
 // to the last one's exit against the launch's time, and per block the time before its first trip,
-// in its trips and after its last, with the mean of each phase. The traced launch's output is
-// verified on sampled rows.
+// in its trips and after its last, with the mean of each phase. A third compares how far apart a
+// row's blocks end each trip with how far apart a whole wave's do (the row's coupling). The traced
+// launch's output is verified on sampled rows.
 TEST_CASE("production softmax: where split_row's loop trips spend their time",
           "[.trace][gpu][softmax]") {
   const DeviceLimits d = device_limits();
@@ -515,6 +516,8 @@ TEST_CASE("production softmax: where split_row's loop trips spend their time",
         // The clock the stamps ran at, as far as the launch shows it: the busiest block's span
         // (its first trip's start to its last trip's end, in cycles) over the launch's time.
         std::uint64_t span = 0;
+        // Each item's trip end on the global timer (ns), for the coupling line below.
+        std::vector<double> end_ns(static_cast<std::size_t>(items));
         for (std::int64_t blk = 0; blk < blocks; ++blk) {
           const std::uint64_t ns0 = block_at(blk, 0), clk0 = block_at(blk, 1);
           const std::uint64_t ns1 = block_at(blk, 2), clk1 = block_at(blk, 3);
@@ -537,6 +540,9 @@ TEST_CASE("production softmax: where split_row's loop trips spend their time",
           trips.push_back(us(at(last, 3) - at(blk, 0)));
           after.push_back(us(clk1 - at(last, 3)));
           mhz.push_back(cycles_per_ns * 1000.0);
+          for (std::int64_t i = blk; i < items; i += plan.grid)
+            end_ns[static_cast<std::size_t>(i)] =
+                static_cast<double>(ns0) + static_cast<double>(at(i, 3) - clk0) / cycles_per_ns;
         }
         char cell[3][32];
         for (int k = 0; k < 3; ++k)
@@ -563,6 +569,34 @@ TEST_CASE("production softmax: where split_row's loop trips spend their time",
                     percentile(before, 0.5), max_of(before), percentile(trips, 0.5),
                     max_of(trips), percentile(after, 0.5), max_of(after), percentile(mhz, 0.5),
                     total[0] / n_items, total[1] / n_items, total[2] / n_items);
+        {
+          // The row's coupling: how far apart a row's S blocks end their trip over its item
+          // (items row x S ... row x S + S - 1), against how far apart all the blocks end the
+          // same trip (a wave: items w x grid ... , the R rows in flight), each over every row
+          // or wave; beside them a trip's time. A row's spread well under its wave's says the
+          // row's blocks trip in step (their DRAM reads and writes idle together); as wide as
+          // the wave's, that they do not.
+          const auto spread_us = [&](std::int64_t first, std::int64_t last) {
+            const auto [lo, hi] =
+                std::minmax_element(end_ns.begin() + first, end_ns.begin() + last);
+            return (*hi - *lo) / 1000.0;
+          };
+          std::vector<double> row_spread, wave_spread, trip_us;
+          for (std::int64_t r = 0; r < p.M; ++r)
+            row_spread.push_back(spread_us(r * plan.slices, (r + 1) * plan.slices));
+          for (std::int64_t w = 0; w * plan.grid < items; ++w)
+            wave_spread.push_back(spread_us(w * plan.grid, std::min(items, (w + 1) * plan.grid)));
+          for (std::size_t i = 0; i < phase[0].size(); ++i)
+            trip_us.push_back(phase[0][i] + phase[1][i] + phase[2][i]);
+          std::printf("      coupling: a row's %lld blocks end its trip within %.2f / %.2f us "
+                      "(median / p90 over %lld rows), a wave's %lld blocks within %.2f / %.2f us "
+                      "(over %zu waves); a trip %.2f us (median)\n",
+                      static_cast<long long>(plan.slices), percentile(row_spread, 0.5),
+                      percentile(row_spread, 0.9), static_cast<long long>(p.M),
+                      static_cast<long long>(std::min(plan.grid, items)),
+                      percentile(wave_spread, 0.5), percentile(wave_spread, 0.9),
+                      wave_spread.size(), percentile(trip_us, 0.5));
+        }
         if (plan.buffers > 1) {
           // The partials as the trips found them (the pipelined kernel's counters).
           std::int64_t early = 0, late = 0, early_threads = 0, late_threads = 0;
