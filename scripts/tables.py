@@ -71,33 +71,29 @@ def tables(doc, source):
             out.append(f"### {dtype}: speed-up of `softmax` over each peer (time ratio, median)\n")
             out.append("| N | M | " + " | ".join(f"vs `{p}`" for p in peers) + " |")
             out.append("|---:|---:|" + "---:|" * len(peers))
-            logs = defaultdict(list)
+            # Per peer, the logs of our speed-up and of the most any kernel could show on the same
+            # shapes: the peer's time over the time at the copy ceiling's bandwidth (100 / the
+            # peer's % of copy).
+            logs, bound = defaultdict(list), defaultdict(list)
             for m, n in shapes:
                 ours = median_s(recs.get(("softmax", m, n)))
                 cells = []
                 for p in peers:
-                    theirs = median_s(recs.get((p, m, n)))
+                    rec = recs.get((p, m, n))
+                    theirs = median_s(rec)
                     if ours and theirs:
                         cells.append(f"{theirs / ours:.2f}x")
                         logs[p].append(math.log(theirs / ours))
+                        pct = rec.get("pct_of_copy")  # (rec is ok: it has a median)
+                        if pct:
+                            bound[p].append(math.log(100.0 / pct))
                     else:
                         cells.append("-")
                 out.append(f"| {n} | {m} | " + " | ".join(cells) + " |")
-            out.append("| geomean | | " + " | ".join(
-                f"{math.exp(sum(logs[p]) / len(logs[p])):.2f}x" if logs[p] else "-" for p in peers) + " |")
-            # The most any kernel could show over each peer on the same shapes: the peer's time
-            # over the time of the copy ceiling's bandwidth (100 / the peer's % of copy).
-            bound = defaultdict(list)
-            for m, n in shapes:
-                ours = median_s(recs.get(("softmax", m, n)))
-                for p in peers:
-                    rec = recs.get((p, m, n))
-                    pct = rec.get("pct_of_copy") if rec and rec.get("status") == "ok" else None
-                    if ours and median_s(rec) and pct:
-                        bound[p].append(math.log(100.0 / pct))
-            out.append("| geomean at the copy ceiling | | " + " | ".join(
-                f"{math.exp(sum(bound[p]) / len(bound[p])):.2f}x" if bound[p] else "-" for p in peers)
-                + " |")
+            for label, per_peer in (("geomean", logs), ("geomean at the copy ceiling", bound)):
+                out.append(f"| {label} | | " + " | ".join(
+                    f"{math.exp(sum(per_peer[p]) / len(per_peer[p])):.2f}x" if per_peer[p] else "-"
+                    for p in peers) + " |")
             out.append("")
             out.append("(The last row is the geometric mean a kernel at 100% of the copy ceiling at "
                        "every shape would reach over each peer, on the shapes in that peer's mean: "

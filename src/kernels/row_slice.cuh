@@ -103,17 +103,18 @@ __device__ __forceinline__ void for_each_edge(const SliceWindow& w, F&& f) {
 }
 
 // Vectors [begin, end) of chunk c, of the window vectors [lo, hi): chunk c is the window's vectors
-// [c per, (c + 1) per), the last chunk everything from (kSliceChunks - 1) per on. A kernel that
-// reuses its shared memory for slices of different lengths and offsets (split_row) keeps one
+// [c per, (c + 1) per), the last chunk (of kChunks) everything from (kChunks - 1) per on. A kernel
+// that reuses its shared memory for slices of different lengths and offsets (split_row) keeps one
 // `per` for all of them, so that chunk c of any slice lies in the same bytes.
 struct VecRange {
   std::int64_t begin, end;
 };
+template <int kChunks = kSliceChunks>
 __device__ __forceinline__ VecRange chunk_range(int c, std::int64_t lo, std::int64_t hi,
                                                 std::int64_t per) {
   const auto clamp = [&](std::int64_t v) { return v < lo ? lo : (v > hi ? hi : v); };
   const std::int64_t b = clamp(c * per);
-  const std::int64_t e = c + 1 == kSliceChunks ? hi : clamp((c + 1) * per);
+  const std::int64_t e = c + 1 == kChunks ? hi : clamp((c + 1) * per);
   return VecRange{b, e > b ? e : b};
 }
 __device__ __forceinline__ VecRange chunk_range(int c, const SliceWindow& w, std::int64_t per) {

@@ -48,12 +48,10 @@ using prod::BlockBarrier;
 inline constexpr int kStagedThreads = 512;
 
 // Vectors [begin, end) of chunk c of a stage of n vectors, `per` vectors a chunk (the last chunk
-// takes the rest).
+// takes the rest): row_slice.cuh's chunk_range over [0, n).
 template <int kChunks>
 __device__ __forceinline__ prod::VecRange stage_chunk(int c, std::int64_t n, std::int64_t per) {
-  const std::int64_t b = c * per < n ? c * per : n;
-  const std::int64_t e = c + 1 == kChunks ? n : ((c + 1) * per < n ? (c + 1) * per : n);
-  return prod::VecRange{b, e};
+  return prod::chunk_range<kChunks>(c, 0, n, per);
 }
 
 template <int kBuffers, int kChunks>

@@ -95,12 +95,15 @@ __device__ __forceinline__ void warp_rows_body(const T* __restrict__ x, T* __res
 // spilled 16 bytes; two rows a trip spill 36-128 bytes at 48 and keep 64.
 template <class T, int K, int R>
 constexpr int warp_rows_min_blocks() {
-  if constexpr (sizeof(T) == 2 && R == 1 && K == 1) return 6;  // 40 registers
-  if constexpr (sizeof(T) == 2 && R == 1 && K == 2) return 5;  // 48
-  if constexpr (sizeof(T) == 2) return 4;                      // 64
-  if constexpr (R == 1 && K == 2) return 6;  // 40
-  if constexpr (R == 1 && K == 4) return 4;  // 64
-  return 1;                                  // ptxas' choice
+  if constexpr (sizeof(T) == 2) {  // 16-bit storage, fp32 tiles
+    if constexpr (R == 1 && K == 1) return 6;  // 40 registers
+    if constexpr (R == 1 && K == 2) return 5;  // 48
+    return 4;                                  // 64
+  } else {  // fp32
+    if constexpr (R == 1 && K == 2) return 6;  // 40
+    if constexpr (R == 1 && K == 4) return 4;  // 64
+    return 1;                                  // ptxas' choice
+  }
 }
 
 template <class T, int G, int K, int R, Access A>

@@ -19,6 +19,7 @@
 #include "catch.hpp"
 #include "gpu_check.hpp"
 #include "harness/device.hpp"
+#include "harness/timing.hpp"
 #include "harness/verify.hpp"
 #include "kernels/ceilings.hpp"
 #include "kernels/fused_row.hpp"
@@ -310,10 +311,8 @@ double seconds_once(CudaStream& s, Op&& op) {
   s.sync();
   return stop.seconds_since(start);
 }
-double median_of(std::vector<double> t) {
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
+// The median of a set of samples, as the harness takes it (timing.hpp's summarize).
+double median_of(std::vector<double> t) { return summarize(std::move(t), 1, false).median_s; }
 // Two operations timed alternately, sample by sample, after `warmups` untimed rounds: a drift of
 // the card's clocks or temperature during the test moves both medians alike. Each one's samples.
 struct Alternated {
@@ -347,13 +346,12 @@ TEST_CASE("staged copy: each variant against the copy ceiling", "[.staged][gpu][
   for (const ceilings::StagedCopy& v : ceilings::staged_copy_variants()) {
     const auto staged = [&] { ceilings::staged_copy_bytes(a.get(), b.get(), kBytes, s.get(), v); };
     const Alternated t = time_alternately(s, ceiling, staged, 3, kReps);
-    const std::vector<double>& ts = t.b;
-    const double copy_s = median_of(t.a), staged_s = median_of(ts);
+    const double copy_s = median_of(t.a);
+    const TimeStats st = summarize(t.b, 1, false);
     std::printf("  %-52s %6.0f GB/s, %5.1f%% of the copy kernel's %4.0f (min %.0f, max %.0f)\n",
-                ceilings::to_string(v).c_str(), 2.0 * kBytes / staged_s / 1e9,
-                100.0 * copy_s / staged_s, 2.0 * kBytes / copy_s / 1e9,
-                2.0 * kBytes / *std::max_element(ts.begin(), ts.end()) / 1e9,
-                2.0 * kBytes / *std::min_element(ts.begin(), ts.end()) / 1e9);
+                ceilings::to_string(v).c_str(), 2.0 * kBytes / st.median_s / 1e9,
+                100.0 * copy_s / st.median_s, 2.0 * kBytes / copy_s / 1e9,
+                2.0 * kBytes / st.max_s / 1e9, 2.0 * kBytes / st.min_s / 1e9);
     std::fflush(stdout);
     // The timed variant copied every byte (b cleared, copied once more, read back).
     CUDA_CHECK(cudaMemsetAsync(b.get(), 0, kBytes, s.get()));
