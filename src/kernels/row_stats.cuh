@@ -62,6 +62,9 @@ __device__ __forceinline__ RowStats shfl_xor(RowStats v, int lane_mask) {
                   __shfl_xor_sync(kFullWarpMask, v.sum, lane_mask)};
 }
 
+// The float shuffle (reduce.cuh) beside RowStats' own, for group_allreduce of a max or a sum.
+using smr::shfl_xor;
+
 // A butterfly over aligned groups of kLanes lanes (a power of two <= 32): every lane gets its
 // group's reduction. All 32 lanes of the warp must call it. kLanes = 32 is warp_allreduce.
 template <int kLanes, class T, class Op>

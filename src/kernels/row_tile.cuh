@@ -117,20 +117,31 @@ __device__ __forceinline__ void load_tile(const T* row, std::int64_t n, int lane
 // 2.7 special-function instructions per element with the recomputation, against 1.3 for the
 // lab's fused kernel: docs/performance.md).
 template <class T, int K>
-__device__ __forceinline__ RowStats tile_stats(RowTile<T, K>& t) {
-  constexpr int n = RowTile<T, K>::kElems;
+__device__ __forceinline__ float tile_max(const RowTile<T, K>& t) {
   float m = t.at(0);
 #pragma unroll
-  for (int i = 1; i < n; ++i) m = fmaxf(m, t.at(i));
-  const float reference = exp_reference(m);
+  for (int i = 1; i < RowTile<T, K>::kElems; ++i) m = fmaxf(m, t.at(i));
+  return m;
+}
+
+// Overwrites each element with exp(x - m), m the max the reference point was taken from
+// (exp_reference), and returns their sum.
+template <class T, int K>
+__device__ __forceinline__ float tile_exp_sum(RowTile<T, K>& t, float reference) {
   float s = 0.0f;
 #pragma unroll
-  for (int i = 0; i < n; ++i) {
+  for (int i = 0; i < RowTile<T, K>::kElems; ++i) {
     const float e = exp_shifted_ftz(t.at(i), reference);
     t.at(i) = e;
     s += e;
   }
-  return RowStats{m, s};
+  return s;
+}
+
+template <class T, int K>
+__device__ __forceinline__ RowStats tile_stats(RowTile<T, K>& t) {
+  const float m = tile_max(t);
+  return RowStats{m, tile_exp_sum(t, exp_reference(m))};
 }
 
 // The factor store_tile multiplies the tile's exp(x - thread max) by: exp(thread max - row max)

@@ -400,7 +400,8 @@ SoftmaxPlan split_default(const Problem& p, const DeviceLimits& d) {
 
 bool same_plan(const SoftmaxPlan& a, const SoftmaxPlan& b) {
   return a.family == b.family && a.threads == b.threads && a.lanes_per_row == b.lanes_per_row &&
-         a.vecs == b.vecs && a.rows_per_trip == b.rows_per_trip && a.cluster == b.cluster &&
+         a.vecs == b.vecs && a.rows_per_trip == b.rows_per_trip && a.two_pass == b.two_pass &&
+         a.cluster == b.cluster &&
          a.slices == b.slices && a.slice == b.slice &&
          a.resident == b.resident && a.grid == b.grid && a.prefetch == b.prefetch &&
          a.repoll == b.repoll &&
@@ -505,6 +506,11 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
       if (out.empty()) break;
       const SoftmaxPlan first = out.front();
       out.push_back(warp_rows_plan(p, {first.lanes_per_row, first.vecs}, !persistent));
+      // The default tile with the two-pass reduction (max, then sum: fewer instructions a row).
+      SoftmaxPlan two = first;
+      two.two_pass = true;
+      two.why += "; the row's max reduced over the lane group first, then the sum";
+      out.push_back(two);
       // Two rows per trip, for the tiles of the smallest capacity that are built for it.
       for (TileShape t : warp_rows_tiles(p.dtype))
         if (static_cast<i64>(t.threads_or_lanes) * t.vecs * V == first_cap &&
@@ -647,9 +653,10 @@ std::vector<SoftmaxPlan> candidate_plans(const Problem& p, const DeviceLimits& d
 std::string summary(const SoftmaxPlan& s) {
   switch (s.family) {
     case SoftmaxFamily::warp_rows:
-      return fmt::format("warp_rows G={} K={}{} cap={}{}", s.lanes_per_row, s.vecs,
+      return fmt::format("warp_rows G={} K={}{} cap={}{}{}", s.lanes_per_row, s.vecs,
                          s.rows_per_trip > 1 ? fmt::format(" R={}", s.rows_per_trip) : std::string{},
-                         s.capacity, s.grid > 0 ? fmt::format(" grid={}", s.grid) : std::string{});
+                         s.capacity, s.grid > 0 ? fmt::format(" grid={}", s.grid) : std::string{},
+                         s.two_pass ? " two-pass" : "");
     case SoftmaxFamily::block_row:
       return fmt::format("block_row T={} K={} cap={}", s.threads, s.vecs, s.capacity);
     case SoftmaxFamily::block_hybrid:

@@ -119,6 +119,8 @@ struct SoftmaxPlan {
   int vecs = 0;                 // warp_rows, block_row, block_hybrid, cluster_tile: 16-byte
                                 // vectors per thread (K)
   int rows_per_trip = 1;        // warp_rows: rows a lane group takes per trip (R = 1 or 2)
+  bool two_pass = false;        // warp_rows (R = 1): the row's max reduced over the lane group,
+                                // then the sum of exponentials against it (no pairs' merge)
   std::int64_t capacity = 0;    // register tiles: elements a tile holds (>= N, block_hybrid < N)
   int cluster = 1;              // cluster_row: blocks per cluster (= blocks per row)
   int slices = 1;               // cluster_row, split_row: blocks per row

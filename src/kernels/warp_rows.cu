@@ -42,7 +42,7 @@ namespace smr::prod {
 
 namespace {
 
-template <int W, bool kWindowed, int G, int K, int R, class T>
+template <int W, bool kWindowed, int G, int K, int R, bool kTwoPass, class T>
 __device__ __forceinline__ void warp_rows_body(const T* __restrict__ x, T* __restrict__ y,
                                                std::int64_t M, std::int64_t N, std::int64_t ld_x,
                                                std::int64_t ld_y) {
@@ -70,11 +70,20 @@ __device__ __forceinline__ void warp_rows_body(const T* __restrict__ x, T* __res
     }
 #pragma unroll
     for (int k = 0; k < R; ++k) {
-      const RowStats mine = tile_stats(tile[k]);
-      const RowStats stats = group_allreduce<G>(mine, MergeOp{});
+      float factor;
+      if constexpr (kTwoPass) {
+        // The row's max over the lane group first, then the exponentials against it and their
+        // sum: 2 x log2(G) shuffles of one float, where the pairs' merge below shuffles two
+        // and rescales a sum (an FFMA and a MUFU.EX2 with its -inf guard) at every step.
+        const float row_max = group_allreduce<G>(tile_max(tile[k]), MaxOp{});
+        const float sum = group_allreduce<G>(tile_exp_sum(tile[k], exp_reference(row_max)), SumOp{});
+        factor = 1.0f / sum;
+      } else {
+        const RowStats mine = tile_stats(tile[k]);
+        factor = tile_scale(mine, group_allreduce<G>(mine, MergeOp{}));
+      }
       if (row[k] < M)
-        store_tile<W, G, kWindowed>(y + row[k] * ld_y, N, lane_in_row, tile[k],
-                                    tile_scale(mine, stats));
+        store_tile<W, G, kWindowed>(y + row[k] * ld_y, N, lane_in_row, tile[k], factor);
     }
   }
 }
@@ -106,17 +115,17 @@ constexpr int warp_rows_min_blocks() {
   }
 }
 
-template <class T, int G, int K, int R, Access A>
+template <class T, int G, int K, int R, bool kTwoPass, Access A>
 __global__ void __launch_bounds__(kWarpRowsThreads, warp_rows_min_blocks<T, K, R>())
     warp_rows_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t M, std::int64_t N,
                      std::int64_t ld_x, std::int64_t ld_y) {
-  warp_rows_body<kGroupWidth<T, A>, kWindowed<A>, G, K, R>(x, y, M, N, ld_x, ld_y);
+  warp_rows_body<kGroupWidth<T, A>, kWindowed<A>, G, K, R, kTwoPass>(x, y, M, N, ld_x, ld_y);
 }
 
-template <class T, int G, int K, int R, Access A>
+template <class T, int G, int K, int R, bool kTwoPass, Access A>
 void launch_access(const SoftmaxPlan& plan, const Launch& l) {
   const Problem& p = l.p;
-  const auto kernel = warp_rows_kernel<T, G, K, R, A>;
+  const auto kernel = warp_rows_kernel<T, G, K, R, kTwoPass, A>;
   constexpr std::int64_t kRowsPerBlock = (kWarpRowsThreads / kWarpSize) * (kWarpSize / G) * R;
   static const std::int64_t resident =
       resident_blocks(reinterpret_cast<const void*>(kernel), kWarpRowsThreads, 0);
@@ -127,11 +136,11 @@ void launch_access(const SoftmaxPlan& plan, const Launch& l) {
   CUDA_CHECK_LAUNCH();
 }
 
-template <class T, int G, int K, int R>
+template <class T, int G, int K, int R, bool kTwoPass = false>
 void launch_tile(const SoftmaxPlan& plan, const Launch& l) {
   const Access access = tile_access(l.x, l.p.ld_x, l.y, l.p.ld_y, sizeof(T), l.p.N,
                                     static_cast<std::int64_t>(G) * K * Vec<T>::kElems);
-  with_access(access, [&](auto a) { launch_access<T, G, K, R, a>(plan, l); });
+  with_access(access, [&](auto a) { launch_access<T, G, K, R, kTwoPass, a>(plan, l); });
 }
 
 }  // namespace
@@ -149,7 +158,12 @@ void launch_warp_rows(const SoftmaxPlan& plan, const Launch& l) {
         throw std::invalid_argument("warp_rows: tile G=" + std::to_string(G) +
                                     " K=" + std::to_string(K) + " holds fewer than N = " +
                                     std::to_string(p.N) + " elements");
-      if (plan.rows_per_trip == 1) {
+      if (plan.two_pass) {
+        if (plan.rows_per_trip != 1)
+          throw std::invalid_argument("warp_rows: the two-pass reduction takes one row per trip, "
+                                      "not " + std::to_string(plan.rows_per_trip));
+        launch_tile<T, G, K, 1, true>(plan, l);
+      } else if (plan.rows_per_trip == 1) {
         launch_tile<T, G, K, 1>(plan, l);
       } else if constexpr (warp_rows_two_rows_per_trip(K, Vec<T>::kElems)) {
         if (plan.rows_per_trip != 2)

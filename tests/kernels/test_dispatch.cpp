@@ -76,6 +76,7 @@ void check_invariants(const SoftmaxPlan& s, const Problem& p, const DeviceLimits
   INFO(summary(s) << " for M = " << p.M << ", N = " << p.N << " " << to_string(p.dtype));
   CHECK(!s.why.empty());
   if (s.family != SoftmaxFamily::warp_rows) CHECK(s.rows_per_trip == 1);
+  if (s.family != SoftmaxFamily::warp_rows || s.rows_per_trip != 1) CHECK(!s.two_pass);
   const std::int64_t V = vec_elems(p.dtype);
   const std::int64_t b = dtype_bytes(p.dtype);
   switch (s.family) {
