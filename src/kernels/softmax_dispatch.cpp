@@ -67,6 +67,7 @@ SoftmaxPlan warp_rows_plan(const Problem& p, TileShape tile, bool persistent, in
   s.lanes_per_row = tile.threads_or_lanes;
   s.vecs = tile.vecs;
   s.rows_per_trip = rows_per_trip;
+  s.two_pass = rows_per_trip == 1 && warp_rows_two_pass_default(p.dtype);
   s.capacity = static_cast<i64>(tile.threads_or_lanes) * tile.vecs * vec_elems(p.dtype);
   const i64 rows_per_block =
       static_cast<i64>(kWarpRowsThreads / 32) * (32 / s.lanes_per_row) * rows_per_trip;
@@ -75,14 +76,34 @@ SoftmaxPlan warp_rows_plan(const Problem& p, TileShape tile, bool persistent, in
   s.rows_in_flight = 0;
   s.why = fmt::format(
       "{}: warp_rows, {} lane(s) per row x {} 16-byte vector(s) per lane = {} elements in "
-      "registers, {} rows per warp per trip, {}",
+      "registers, {} rows per warp per trip, {}, {}",
       shape_words(p), s.lanes_per_row, s.vecs, s.capacity, 32 / s.lanes_per_row * rows_per_trip,
       persistent ? "grid-stride over rows on a grid sized to the card"
-                 : fmt::format("one block per {} rows", rows_per_block));
+                 : fmt::format("one block per {} rows", rows_per_block),
+      s.two_pass ? "the row's max reduced over its lanes first, then the sum"
+                 : "(max, sum) pairs merged over its lanes");
   return s;
 }
 
 // ---- block_row ---------------------------------------------------------------------------------
+
+i64 tile_capacity(TileShape t, DType type) {
+  return static_cast<i64>(t.threads_or_lanes) * t.vecs * vec_elems(type);
+}
+
+// The tiles are listed by capacity: 16-bit rows take the first that holds the row's window, fp32
+// rows the last one they fill to at least kBlockRowMinFillPercent (the first, if none).
+std::optional<TileShape> block_row_default_tile(const Problem& p) {
+  const i64 need = p.N + row_head_room(p);
+  std::optional<TileShape> pick;
+  for (TileShape t : block_row_tiles(p.dtype)) {
+    const i64 cap = tile_capacity(t, p.dtype);
+    if (cap < need) continue;
+    if (!pick) pick = t;
+    else if (p.dtype == DType::f32 && need * 100 >= kBlockRowMinFillPercent * cap) pick = t;
+  }
+  return pick;
+}
 
 SoftmaxPlan block_row_plan(const Problem& p, TileShape tile) {
   SoftmaxPlan s;
@@ -93,8 +114,8 @@ SoftmaxPlan block_row_plan(const Problem& p, TileShape tile) {
   s.grid = p.M;
   s.why = fmt::format(
       "{}: block_row, one block per row, {} threads x {} 16-byte vectors = {} elements in "
-      "registers, every load issued before the first reduction",
-      shape_words(p), s.threads, s.vecs, s.capacity);
+      "registers ({}% full), every load issued before the first reduction",
+      shape_words(p), s.threads, s.vecs, s.capacity, (p.N * 100) / s.capacity);
   return s;
 }
 
@@ -446,6 +467,8 @@ std::vector<TileShape> cluster_tile_tiles(DType t) {
 
 std::int64_t warp_rows_max_n(DType t) { return t == DType::f32 ? 512 : kWarpRowsMaxN; }
 
+bool warp_rows_two_pass_default(DType t) { return t != DType::f32; }
+
 std::int64_t block_row_max_n(DType) { return kBlockRowMaxN; }
 
 std::vector<TileShape> block_hybrid_tiles(DType t) {
@@ -506,11 +529,11 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
       if (out.empty()) break;
       const SoftmaxPlan first = out.front();
       out.push_back(warp_rows_plan(p, {first.lanes_per_row, first.vecs}, !persistent));
-      // The default tile with the two-pass reduction (max, then sum: fewer instructions a row).
-      SoftmaxPlan two = first;
-      two.two_pass = true;
-      two.why += "; the row's max reduced over the lane group first, then the sum";
-      out.push_back(two);
+      // The default tile with the other reduction (two-pass <-> pairs' merge).
+      SoftmaxPlan other = warp_rows_plan(p, {first.lanes_per_row, first.vecs}, persistent);
+      other.two_pass = !first.two_pass;
+      other.why += other.two_pass ? "; the two-pass reduction instead" : "; the pairs' merge instead";
+      out.push_back(other);
       // Two rows per trip, for the tiles of the smallest capacity that are built for it.
       for (TileShape t : warp_rows_tiles(p.dtype))
         if (static_cast<i64>(t.threads_or_lanes) * t.vecs * V == first_cap &&
@@ -518,11 +541,18 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
           out.push_back(warp_rows_plan(p, t, persistent, 2));
       break;
     }
-    case SoftmaxFamily::block_row:
+    case SoftmaxFamily::block_row: {
+      // The default (block_row_default_tile) first, then the smallest tiles that hold the row.
+      const std::optional<TileShape> pick = block_row_default_tile(p);
+      if (!pick) break;
+      out.push_back(block_row_plan(p, *pick));
+      int smallest = 0;
       for (TileShape t : block_row_tiles(p.dtype))
-        if (static_cast<i64>(t.threads_or_lanes) * t.vecs * V >= need && out.size() < kMaxTiles)
+        if (tile_capacity(t, p.dtype) >= need && smallest++ < static_cast<int>(kMaxTiles) &&
+            (t.threads_or_lanes != pick->threads_or_lanes || t.vecs != pick->vecs))
           out.push_back(block_row_plan(p, t));
       break;
+    }
     case SoftmaxFamily::block_hybrid:
       for (TileShape t : block_hybrid_tiles(p.dtype)) {
         SoftmaxPlan s = block_hybrid_plan(p, d, t);

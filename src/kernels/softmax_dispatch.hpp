@@ -79,11 +79,22 @@ inline constexpr std::int64_t kSplitPipelinedMinRows = 3;
 // whatever the storage, and a 1024-thread block stays within 64 registers a thread).
 inline constexpr std::int64_t kWarpRowsMaxN = 1024;  // warp_rows' largest tile
 // The longest row warp_rows runs by default: 1024 for 16-bit rows; fp32 rows of 513 ... 1024 go
-// to block_row's 64 x 4 tile (on the H200 1.02x warp_rows' 32 x 8 at N = 1000 and 1024: session
+// to block_row (its 64 x 4 tile on the H200 1.02x warp_rows' 32 x 8 at N = 1000 and 1024: session
 // 4's tuning run, docs/performance.md).
 std::int64_t warp_rows_max_n(DType t);
+// warp_rows' reduction: 16-bit rows reduce the max over the lane group first, then the sum against
+// it (the two-pass form, 1.01-1.06x the pairs' merge at bf16 N = 32 ... 1024 in session 12's
+// tuning runs, where a 16-byte vector holds 8 elements and instructions per byte count); fp32
+// rows merge (max, sum) pairs (the two-pass form ran 0.99-1.00x there).
+bool warp_rows_two_pass_default(DType t);
 inline constexpr std::int64_t kBlockRowMaxN = 32768;  // every dtype
 std::int64_t block_row_max_n(DType t);
+// block_row's tile: fp32 rows take the widest listed tile they fill to at least this percentage
+// (N + head room >= 65% of its capacity), 16-bit rows the smallest that holds them. On the H200
+// fp32 N = 1000, 1024, 2048, 3000 and 4096 ran 1.007x, 1.007x, 1.022x, 1.007x and 1.013x faster
+// on tiles they fill to 65-73% than on the smallest (98-100% full); rows filling 49-50% ran
+// 0.85-0.97x; 16-bit N = 2048 on 96 x 4 (67%) 0.81x (session 12's tuning runs).
+inline constexpr std::int64_t kBlockRowMinFillPercent = 65;
 // The largest clusters the dispatch picks by default (the tuning test times the others: on the
 // H200, fp32, 16-block cluster_tile rows and 16-block cluster_row rows were slower than split_row;
 // 16-bit cluster_tile rows ran 0.87-0.90x cluster_row's at N = 65536 and 131072: session 3's

@@ -61,15 +61,17 @@ constexpr bool warp_rows_two_rows_per_trip(int vecs, int vec_elems) { return vec
 // fp32 registers a thread of fp32's 1024 x 8 holds. Every block stays within 64 registers a thread.
 // Session 4 added 3072-element tiles (fp32 192 x 4, 16-bit 96 x 4: N = 3000 filled 73% of the
 // 4096 tile it took, 90.5% of the copy ceiling fp32, 78% bf16) and, as candidates against
-// warp_rows at N = 1024, 1024-element tiles (fp32 64 x 4, 16-bit 64 x 2). Session 12 added, as
-// candidates, fp32 tiles half again as wide as a power of two (96 x 4, 384 x 4, 768 x 4): in the
-// tuning runs of sessions 6 and 12, N = 2048 on 192 x 4 (a third of it masked) ran 1.021x and
-// 1.019x the 128 x 4 that holds it exactly. (Session 11's tiles of 8 elements a thread, 256 x 2,
-// 512 x 2 and 1024 x 2, ran 0.61-0.98x the 4-vector tiles of the same capacity: removed.)
+// warp_rows at N = 1024, 1024-element tiles (fp32 64 x 4, 16-bit 64 x 2). Session 12 added fp32
+// tiles half again as wide as a power of two (96 x 4, 384 x 4): fp32 rows take the widest tile
+// they fill to at least kBlockRowMinFillPercent (softmax_dispatch.hpp), where N = 1024, 2048 and
+// 4096 on 96 x 4, 192 x 4 and 384 x 4 (two thirds full) ran 1.007x, 1.022x and 1.013x the tiles
+// that hold them exactly (docs/performance.md). (768 x 4 ran 0.917x 512 x 4 at N = 8192, and
+// session 11's tiles of 8 elements a thread, 256 x 2, 512 x 2 and 1024 x 2, 0.61-0.98x the
+// 4-vector tiles of the same capacity: not kept.)
 using BlockRowTilesFp32 =
     TileList<RegisterTile<64, 4>, RegisterTile<96, 4>, RegisterTile<128, 4>, RegisterTile<192, 4>,
-             RegisterTile<256, 4>, RegisterTile<384, 4>, RegisterTile<512, 4>, RegisterTile<768, 4>,
-             RegisterTile<512, 8>, RegisterTile<1024, 8>>;
+             RegisterTile<256, 4>, RegisterTile<384, 4>, RegisterTile<512, 4>, RegisterTile<512, 8>,
+             RegisterTile<1024, 8>>;
 using BlockRowTiles16 =
     TileList<RegisterTile<64, 2>, RegisterTile<64, 4>, RegisterTile<128, 2>, RegisterTile<96, 4>,
              RegisterTile<128, 4>, RegisterTile<256, 2>, RegisterTile<256, 4>, RegisterTile<512, 2>,
