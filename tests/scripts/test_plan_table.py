@@ -21,6 +21,10 @@ WARP_R2 = ("M = 1048576, N = 128 fp32 (512 B rows): warp_rows, 16 lane(s) per ro
 WARP_PERSISTENT = ("M = 1048576, N = 128 bf16 (256 B rows): warp_rows, 8 lane(s) per row x 2 16-byte "
                    "vector(s) per lane = 128 elements in registers, 4 rows per warp per trip, "
                    "grid-stride over rows on a grid sized to the card")
+WARP_TWO_PASS = ("M = 1048576, N = 128 bf16 (256 B rows): warp_rows, 8 lane(s) per row x 2 16-byte "
+                 "vector(s) per lane = 128 elements in registers, 4 rows per warp per trip, "
+                 "grid-stride over rows on a grid sized to the card, the row's max reduced over its "
+                 "lanes first, then the sum")
 BLOCK = ("M = 65536, N = 2048 fp32 (8 KiB rows): block_row, one block per row, 128 threads x 4 16-byte "
          "vectors = 2048 elements in registers, every load issued before the first reduction")
 HYBRID = ("M = 2048, N = 65536 fp32 (256 KiB rows): block_hybrid, one block per row, the first 32768 "
@@ -94,6 +98,7 @@ class Short(unittest.TestCase):
         self.assertEqual(plan_table.short(WARP_R2),
                          "warp_rows G=16 K=2, one block per 32 rows, 2 rows per lane group per trip")
         self.assertEqual(plan_table.short(WARP_PERSISTENT), "warp_rows G=8 K=2, persistent")
+        self.assertEqual(plan_table.short(WARP_TWO_PASS), "warp_rows G=8 K=2, persistent, two-pass")
         self.assertEqual(plan_table.short(BLOCK), "block_row T=128 K=4")
         self.assertEqual(plan_table.short(TILE), "cluster_tile C=2, 32768 per block in registers")
         self.assertEqual(plan_table.short(HYBRID), "block_hybrid 32768 in registers + 128 KiB in smem")
