@@ -60,7 +60,8 @@ def short(plan):
         trip, per_block = field(plan, r"(\d+) rows per warp per trip"), field(plan, r"one block per (\d+) rows")
         grid = "persistent" if "grid-stride" in plan else "one block per " + per_block + " rows"
         two = lanes != "?" and trip != "?" and int(trip) == 2 * (32 // int(lanes))
-        return (f"warp_rows G={lanes} K={vecs}, {grid}" + (", 2 rows per lane group per trip" if two else "")
+        return (f"warp_rows G={lanes} K={vecs}, {grid}"
+                + (", 2 rows per lane group per trip" if two else "")
                 + (", two-pass" if "max reduced over its lanes first" in plan else ""))
     if ": split_row," in plan:
         blocks, rows = field(plan, r"over (\d+) blocks"), field(plan, r"(\d+) row\(s\) at a time\)")

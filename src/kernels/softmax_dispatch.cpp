@@ -532,7 +532,8 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
       // The default tile with the other reduction (two-pass <-> pairs' merge).
       SoftmaxPlan other = warp_rows_plan(p, {first.lanes_per_row, first.vecs}, persistent);
       other.two_pass = !first.two_pass;
-      other.why += other.two_pass ? "; the two-pass reduction instead" : "; the pairs' merge instead";
+      other.why +=
+          other.two_pass ? "; the two-pass reduction instead" : "; the pairs' merge instead";
       out.push_back(other);
       // Two rows per trip, for the tiles of the smallest capacity that are built for it.
       for (TileShape t : warp_rows_tiles(p.dtype))

@@ -83,7 +83,7 @@ inline constexpr std::int64_t kWarpRowsMaxN = 1024;  // warp_rows' largest tile
 // 4's tuning run, docs/performance.md).
 std::int64_t warp_rows_max_n(DType t);
 // warp_rows' reduction: 16-bit rows reduce the max over the lane group first, then the sum against
-// it (the two-pass form, 1.01-1.06x the pairs' merge at bf16 N = 32 ... 1024 in session 12's
+// it (the two-pass form, 1.00-1.06x the pairs' merge at bf16 N = 32 ... 1024 in session 12's
 // tuning runs, where a 16-byte vector holds 8 elements and instructions per byte count); fp32
 // rows merge (max, sum) pairs (the two-pass form ran 0.99-1.00x there).
 bool warp_rows_two_pass_default(DType t);

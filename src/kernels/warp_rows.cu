@@ -4,11 +4,11 @@
 // on a short row (N = 128 fp32 is 32 vectors: one warp's worth) and pays two block-wide barriers
 // per 512 bytes. Here a row belongs to a group of G lanes of one warp (G = 1 .. 32, so 32 / G rows
 // per warp), held in registers as K 16-byte vectors per lane (row_tile.cuh); the reductions are
-// log2(G) shuffles, no shared memory, no barrier: for 16-bit rows the max first, then the sum of
-// exponentials against it (two passes of one float a shuffle); for fp32 rows one pass of (max,
-// sum) pairs, merged with a rescaling at each step (row_stats.cuh). On the H200 the two-pass form
-// ran 1.01-1.06x at bf16 N = 32 ... 1024, 0.99-1.00x at fp32 (docs/performance.md). The grid is either one block per 8 x 32 / G rows
-// (fp32's default: on the H200 1.04-1.08x faster) or sized to the card (SMs x resident blocks)
+// log2(G) shuffles, no shared memory, no barrier: 16-bit rows the max, then the sum against it
+// (two passes, one float a shuffle); fp32 rows (max, sum) pairs, rescaled at each merge (one pass,
+// row_stats.cuh). On the H200 the two-pass form ran 1.00-1.06x at bf16 N = 32 ... 1024, 0.99-1.00x
+// at fp32 (docs/performance.md). The grid is one block per 8 x 32 / G rows (fp32's default: on the
+// H200 1.04-1.08x faster) or sized to the card (SMs x resident blocks)
 // with each warp striding over the rows (16-bit's default); a plan may also give each lane group
 // R = 2 rows per trip, both tiles loaded before the first shuffle (a candidate the tuning test
 // times: docs/performance.md).

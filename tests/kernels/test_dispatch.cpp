@@ -779,7 +779,8 @@ TEST_CASE("dispatch: fp32 block_row rows of 1000-4096 take the tiles measured fa
     const std::vector<SoftmaxPlan> c = family_plans(SoftmaxFamily::block_row, dense(64, n), kH200);
     REQUIRE(!c.empty());
     CHECK(c.front().capacity == s.capacity);
-    CHECK(std::any_of(c.begin(), c.end(), [&](const SoftmaxPlan& q) { return q.capacity == smallest; }));
+    CHECK(std::any_of(c.begin(), c.end(),
+                      [&](const SoftmaxPlan& q) { return q.capacity == smallest; }));
   }
   // 16-bit rows keep the smallest: bf16 2048 on 64 x 4.
   const SoftmaxPlan b = plan_softmax(dense(65536, 2048, DType::bf16), kH200);

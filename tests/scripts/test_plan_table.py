@@ -23,8 +23,8 @@ WARP_PERSISTENT = ("M = 1048576, N = 128 bf16 (256 B rows): warp_rows, 8 lane(s)
                    "grid-stride over rows on a grid sized to the card")
 WARP_TWO_PASS = ("M = 1048576, N = 128 bf16 (256 B rows): warp_rows, 8 lane(s) per row x 2 16-byte "
                  "vector(s) per lane = 128 elements in registers, 4 rows per warp per trip, "
-                 "grid-stride over rows on a grid sized to the card, the row's max reduced over its "
-                 "lanes first, then the sum")
+                 "grid-stride over rows on a grid sized to the card, the row's max reduced over "
+                 "its lanes first, then the sum")
 BLOCK = ("M = 65536, N = 2048 fp32 (8 KiB rows): block_row, one block per row, 128 threads x 4 16-byte "
          "vectors = 2048 elements in registers, every load issued before the first reduction")
 HYBRID = ("M = 2048, N = 65536 fp32 (256 KiB rows): block_hybrid, one block per row, the first 32768 "
