@@ -5,6 +5,8 @@
 //   smr-counter-probe fused 16384 8192 --ncu-ranges   # the same launches between
 //       cudaProfilerStart/Stop pairs and no CUPTI, to run under `ncu --replay-mode app-range`
 //   smr-counter-probe softmax 1048576 128 --dtype bf16  # 16-bit storage (default fp32)
+//   smr-counter-probe softmax 65536 2048 --plan "block_row T=128 K=4 cap=2048"
+//       # one of the dispatch's candidate plans (its summary, as the tuning table prints it)
 //   smr-counter-probe --attribute ranges.json    # attribute_counters() on values from elsewhere
 //
 // For the first GPU run and for scripts/ncu-compare; SMR_CUPTI_DEBUG=1 prints every CUPTI step.
@@ -30,6 +32,7 @@
 #include "harness/device.hpp"
 #include "harness/storage.hpp"
 #include "kernels/registry.hpp"
+#include "kernels/softmax_dispatch.hpp"
 
 namespace {
 
@@ -119,12 +122,16 @@ int main(int argc, char** argv) {
   std::string attribute;
   bool ncu_ranges = false;
   std::string dtype_name = "fp32";
+  std::string plan_text;
   int repeat = 1;
   int evict_multiple = 4;
   app.add_option("kernel", kernel, "registry name (softmax-bench list), or `selftest`");
   app.add_option("M", M, "rows")->check(CLI::PositiveNumber);
   app.add_option("N", N, "columns")->check(CLI::PositiveNumber);
   app.add_option("--dtype", dtype_name, "storage of x and y: fp32, bf16 or fp16 (default fp32)");
+  app.add_option("--plan", plan_text,
+                 "softmax only: run this candidate plan, named by its summary as the tuning table "
+                 "prints it (default: the dispatch's plan)");
   app.add_option("--metrics", metrics_list,
                  "comma-separated CUPTI metrics (default: the harness's set)");
   app.add_flag("--ncu-ranges", ncu_ranges,
@@ -157,6 +164,11 @@ int main(int argc, char** argv) {
               << ")\n";
     return kExitUsage;
   }
+  if (!plan_text.empty() && kernel != "softmax") {
+    std::cerr << "smr-counter-probe: --plan names a plan of the softmax entry, not of " << kernel
+              << "\n";
+    return kExitUsage;
+  }
   const smr::KernelInfo* k = selftest ? nullptr : smr::find_kernel(kernel);
   if (!selftest && !k) {
     std::cerr << "smr-counter-probe: unknown kernel \"" << kernel
@@ -179,6 +191,18 @@ int main(int argc, char** argv) {
       }
       if (!k->launch) {
         std::cerr << "smr-counter-probe: " << kernel << " has no launcher in this build\n";
+        return kExitUsage;
+      }
+    }
+    std::optional<smr::SoftmaxPlan> plan;
+    if (!plan_text.empty()) {
+      plan = smr::find_candidate(p, dev.limits(), plan_text);
+      if (!plan) {
+        std::string names;
+        for (const smr::SoftmaxPlan& c : smr::candidate_plans(p, dev.limits()))
+          names += (names.empty() ? "" : "; ") + smr::summary(c);
+        std::cerr << "smr-counter-probe: --plan \"" << plan_text << "\": not a candidate plan for M="
+                  << M << " N=" << N << " " << dtype_name << " (candidates: " << names << ")\n";
         return kExitUsage;
       }
     }
@@ -208,6 +232,8 @@ int main(int argc, char** argv) {
     const std::function<void()> work = [&] {
       if (selftest)
         smr::launch_counter_selftest(x.as<const float>(), y.as<float>(), x_elems, nullptr);
+      else if (plan)
+        smr::launch_plan(*plan, l);
       else
         k->launch(l);
     };
@@ -215,7 +241,8 @@ int main(int argc, char** argv) {
 
     json out{{"tool", "smr-counter-probe"}, {"kernel", kernel}, {"M", M}, {"N", N},
              {"dtype", std::string(smr::to_string(p.dtype))}, {"device", dev.to_json()},
-             {"eviction_bytes", evict.bytes()}};
+             {"eviction_bytes", evict.bytes()},
+             {"plan", plan ? json(smr::summary(*plan)) : json(nullptr)}};
 
     if (ncu_ranges) {
       // The sequence CounterSession::measure runs, for Nsight Compute: a warm-up, an unprofiled

@@ -681,6 +681,13 @@ std::vector<SoftmaxPlan> candidate_plans(const Problem& p, const DeviceLimits& d
   return out;
 }
 
+std::optional<SoftmaxPlan> find_candidate(const Problem& p, const DeviceLimits& d,
+                                          std::string_view text, int max_cluster) {
+  for (SoftmaxPlan& s : candidate_plans(p, d, max_cluster))
+    if (summary(s) == text) return std::move(s);
+  return std::nullopt;
+}
+
 std::string summary(const SoftmaxPlan& s) {
   switch (s.family) {
     case SoftmaxFamily::warp_rows:

@@ -38,6 +38,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -179,6 +180,11 @@ std::size_t smem_per_sm(const DeviceLimits& d);
 
 // One line for logs: "split_row S=264 slice=15888 resident=15888 R=1 grid=264 smem=63552 B".
 std::string summary(const SoftmaxPlan& plan);
+
+// The candidate plan of p whose summary() is `text`, to run or profile one plan by name
+// (smr-counter-probe --plan); nullopt when no candidate has that summary.
+std::optional<SoftmaxPlan> find_candidate(const Problem& p, const DeviceLimits& d,
+                                          std::string_view text, int max_cluster = kMaxClusterSize);
 
 // Enqueues `plan` for `l` (softmax.cu). Throws std::invalid_argument for a plan the kernels do
 // not instantiate or a missing workspace, smr::CudaError for a failed launch.

@@ -788,6 +788,22 @@ TEST_CASE("dispatch: fp32 block_row rows of 1000-4096 take the tiles measured fa
   CHECK(b.vecs == 4);
 }
 
+TEST_CASE("dispatch: a candidate plan is found by its summary, and only a candidate",
+          "[dispatch]") {
+  const Problem p = dense(65536, 2048);
+  for (const SoftmaxPlan& c : candidate_plans(p, kH200)) {
+    const std::optional<SoftmaxPlan> f = find_candidate(p, kH200, summary(c));
+    REQUIRE(f.has_value());
+    CHECK(summary(*f) == summary(c));
+  }
+  const std::optional<SoftmaxPlan> wide = find_candidate(p, kH200, "block_row T=128 K=4 cap=2048");
+  REQUIRE(wide.has_value());
+  CHECK(wide->threads == 128);
+  CHECK(!find_candidate(p, kH200, "block_row T=128 K=4").has_value());  // the whole line only
+  CHECK(!find_candidate(p, kH200, "block_row T=1024 K=8 cap=32768").has_value());  // not one
+  CHECK(!find_candidate(dense(64, 100), kH200, "block_row T=128 K=4 cap=2048").has_value());
+}
+
 TEST_CASE("dispatch: warp_rows' reduction, two-pass for 16-bit rows, pairs merged for fp32",
           "[dispatch]") {
   for (const DType t : kDtypes)

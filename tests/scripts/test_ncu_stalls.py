@@ -30,6 +30,17 @@ class NcuStallsArguments(unittest.TestCase):
             self.assertEqual(r.returncode, 1)
             self.assertIn(f"no {d}/src/harness/smr-counter-probe", r.stdout)
 
+    def test_a_plan_reaches_the_probe_check(self):
+        with tempfile.TemporaryDirectory() as d:
+            r = run("-b", d, "-p", "block_row T=128 K=4 cap=2048", "65536", "2048")
+            self.assertEqual(r.returncode, 1)
+            self.assertIn(f"no {d}/src/harness/smr-counter-probe", r.stdout)
+
+    def test_a_plan_needs_its_name(self):
+        r = run("-p")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("ncu-stalls [-b BUILD_DIR]", r.stdout)  # the usage
+
     def test_missing_probe_names_the_build(self):
         with tempfile.TemporaryDirectory() as d:
             r = run("-b", d, "1", "2")
