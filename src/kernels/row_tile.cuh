@@ -111,11 +111,8 @@ __device__ __forceinline__ void load_tile(const T* row, std::int64_t n, int lane
   }
 }
 
-// (max, sum) of this thread's part of the row: the max first, then one exponential per element,
-// taken against the THREAD's reference point. The tile is overwritten with those exponentials,
-// so store_tile needs one multiply per element, not a second exponential (the counters showed
-// 2.7 special-function instructions per element with the recomputation, against 1.3 for the
-// lab's fused kernel: docs/performance.md).
+// The max of this thread's part of the row (fmaxf: a NaN element is passed over; it reaches the
+// output through the sum, row_stats.cuh).
 template <class T, int K>
 __device__ __forceinline__ float tile_max(const RowTile<T, K>& t) {
   float m = t.at(0);
@@ -125,7 +122,10 @@ __device__ __forceinline__ float tile_max(const RowTile<T, K>& t) {
 }
 
 // Overwrites each element with exp(x - m), m the max the reference point was taken from
-// (exp_reference), and returns their sum.
+// (exp_reference(m): 0 when m is -inf, so an all--inf part gives zeros, not NaN), and returns
+// their sum. Keeping the exponentials means store_tile needs one multiply per element, not a
+// second exponential (the counters showed 2.7 special-function instructions per element with the
+// recomputation, against 1.3 for the lab's fused kernel: docs/performance.md).
 template <class T, int K>
 __device__ __forceinline__ float tile_exp_sum(RowTile<T, K>& t, float reference) {
   float s = 0.0f;
@@ -138,6 +138,8 @@ __device__ __forceinline__ float tile_exp_sum(RowTile<T, K>& t, float reference)
   return s;
 }
 
+// (max, sum) of this thread's part of the row, the sum taken against the THREAD's max, to be
+// merged with the other threads' (row_stats.cuh) and rescaled by tile_scale.
 template <class T, int K>
 __device__ __forceinline__ RowStats tile_stats(RowTile<T, K>& t) {
   const float m = tile_max(t);
@@ -156,7 +158,8 @@ __device__ __forceinline__ float tile_scale(RowStats mine, RowStats row) {
 }
 
 // Writes softmax of the tile's elements to `row`[0, n), through the same mapping as load_tile
-// (after tile_stats; `factor` from tile_scale). On the vector path y's row must start as far past
+// (after tile_stats, `factor` from tile_scale; or after tile_exp_sum against the row's own max,
+// `factor` 1 / the row's sum). On the vector path y's row must start as far past
 // a 16-byte boundary as x's (same_vector_offsets).
 template <int W, int kLanes, bool kWindowed = false, class T, int K>
 __device__ __forceinline__ void store_tile(T* row, std::int64_t n, int lane, const RowTile<T, K>& t,

@@ -52,6 +52,11 @@ std::string shape_words(const Problem& p) {
                      kib(static_cast<double>(p.N) * dtype_bytes(p.dtype)));
 }
 
+// Elements a register tile holds: lanes (or threads) x vectors x elements a vector.
+i64 tile_capacity(TileShape t, DType type) {
+  return static_cast<i64>(t.threads_or_lanes) * t.vecs * vec_elems(type);
+}
+
 // ---- warp_rows ---------------------------------------------------------------------------------
 
 // The grid: fp32 rows one block per 8 x 32/G rows (on the H200 1.04-1.08x faster than a
@@ -60,15 +65,17 @@ std::string shape_words(const Problem& p) {
 // 1.08x at N = 1000 and 1024 in session 5's tuning runs): docs/performance.md.
 bool warp_rows_persistent_default(DType t) { return t != DType::f32; }
 
-SoftmaxPlan warp_rows_plan(const Problem& p, TileShape tile, bool persistent, int rows_per_trip = 1) {
+// `two_pass`: the reduction (warp_rows_two_pass_default when not given; one row a trip only).
+SoftmaxPlan warp_rows_plan(const Problem& p, TileShape tile, bool persistent, int rows_per_trip = 1,
+                           std::optional<bool> two_pass = std::nullopt) {
   SoftmaxPlan s;
   s.family = SoftmaxFamily::warp_rows;
   s.threads = kWarpRowsThreads;
   s.lanes_per_row = tile.threads_or_lanes;
   s.vecs = tile.vecs;
   s.rows_per_trip = rows_per_trip;
-  s.two_pass = rows_per_trip == 1 && warp_rows_two_pass_default(p.dtype);
-  s.capacity = static_cast<i64>(tile.threads_or_lanes) * tile.vecs * vec_elems(p.dtype);
+  s.two_pass = rows_per_trip == 1 && two_pass.value_or(warp_rows_two_pass_default(p.dtype));
+  s.capacity = tile_capacity(tile, p.dtype);
   const i64 rows_per_block =
       static_cast<i64>(kWarpRowsThreads / 32) * (32 / s.lanes_per_row) * rows_per_trip;
   // 0: persistent, the launcher fills the card (occupancy API) or covers M, if fewer.
@@ -86,10 +93,6 @@ SoftmaxPlan warp_rows_plan(const Problem& p, TileShape tile, bool persistent, in
 }
 
 // ---- block_row ---------------------------------------------------------------------------------
-
-i64 tile_capacity(TileShape t, DType type) {
-  return static_cast<i64>(t.threads_or_lanes) * t.vecs * vec_elems(type);
-}
 
 // The tiles are listed by capacity: 16-bit rows take the first that holds the row's window, fp32
 // rows the last one they fill to at least kBlockRowMinFillPercent (the first, if none).
@@ -110,7 +113,7 @@ SoftmaxPlan block_row_plan(const Problem& p, TileShape tile) {
   s.family = SoftmaxFamily::block_row;
   s.threads = tile.threads_or_lanes;
   s.vecs = tile.vecs;
-  s.capacity = static_cast<i64>(tile.threads_or_lanes) * tile.vecs * vec_elems(p.dtype);
+  s.capacity = tile_capacity(tile, p.dtype);
   s.grid = p.M;
   s.why = fmt::format(
       "{}: block_row, one block per row, {} threads x {} 16-byte vectors = {} elements in "
@@ -137,7 +140,7 @@ SoftmaxPlan block_hybrid_plan(const Problem& p, const DeviceLimits& d, TileShape
   s.family = SoftmaxFamily::block_hybrid;
   const i64 V = vec_elems(p.dtype);
   const i64 b = dtype_bytes(p.dtype);
-  const i64 cap = static_cast<i64>(tile.threads_or_lanes) * tile.vecs * V;
+  const i64 cap = tile_capacity(tile, p.dtype);
   const i64 rest = round_up(std::max<i64>(0, p.N - cap), V) + 2 * V;
   if (p.N <= cap || static_cast<std::size_t>(rest * b) > slice_smem_limit(d)) return s;
   // Blocks per SM: 1024 threads' registers at 64 a thread, and the slices' shared memory.
@@ -187,7 +190,7 @@ SoftmaxPlan cluster_tile_plan(const Problem& p, const DeviceLimits& d, TileShape
   SoftmaxPlan s;
   s.family = SoftmaxFamily::cluster_tile;
   s.cluster = 0;
-  const i64 cap = static_cast<i64>(tile.threads_or_lanes) * tile.vecs * vec_elems(p.dtype);
+  const i64 cap = tile_capacity(tile, p.dtype);
   const auto slice_for = [&](int C) { return round_up(ceil_div(p.N, C), vec_elems(p.dtype)); };
   const i64 room = row_head_room(p);  // each slice's window must fit the tile
   int C = 1;
@@ -479,7 +482,7 @@ std::int64_t block_hybrid_max_n(DType t, const DeviceLimits& d) {
   const i64 V = vec_elems(t);
   i64 cap = 0;  // the largest tile's
   for (TileShape tile : block_hybrid_tiles(t))
-    cap = std::max<i64>(cap, static_cast<i64>(tile.threads_or_lanes) * tile.vecs * V);
+    cap = std::max<i64>(cap, tile_capacity(tile, t));
   return cap + round_down(static_cast<i64>(slice_smem_limit(d)) / dtype_bytes(t), V) - 2 * V;
 }
 
@@ -521,7 +524,7 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
       const bool persistent = warp_rows_persistent_default(p.dtype);
       i64 first_cap = 0;
       for (TileShape t : warp_rows_tiles(p.dtype)) {
-        const i64 cap = static_cast<i64>(t.threads_or_lanes) * t.vecs * V;
+        const i64 cap = tile_capacity(t, p.dtype);
         if (cap < need || (first_cap > 0 && cap > 2 * first_cap)) continue;
         if (first_cap == 0) first_cap = cap;
         out.push_back(warp_rows_plan(p, t, persistent));
@@ -530,14 +533,11 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
       const SoftmaxPlan first = out.front();
       out.push_back(warp_rows_plan(p, {first.lanes_per_row, first.vecs}, !persistent));
       // The default tile with the other reduction (two-pass <-> pairs' merge).
-      SoftmaxPlan other = warp_rows_plan(p, {first.lanes_per_row, first.vecs}, persistent);
-      other.two_pass = !first.two_pass;
-      other.why +=
-          other.two_pass ? "; the two-pass reduction instead" : "; the pairs' merge instead";
-      out.push_back(other);
+      out.push_back(
+          warp_rows_plan(p, {first.lanes_per_row, first.vecs}, persistent, 1, !first.two_pass));
       // Two rows per trip, for the tiles of the smallest capacity that are built for it.
       for (TileShape t : warp_rows_tiles(p.dtype))
-        if (static_cast<i64>(t.threads_or_lanes) * t.vecs * V == first_cap &&
+        if (tile_capacity(t, p.dtype) == first_cap &&
             warp_rows_two_rows_per_trip(t.vecs, static_cast<int>(V)))
           out.push_back(warp_rows_plan(p, t, persistent, 2));
       break;
@@ -547,11 +547,12 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
       const std::optional<TileShape> pick = block_row_default_tile(p);
       if (!pick) break;
       out.push_back(block_row_plan(p, *pick));
-      int smallest = 0;
-      for (TileShape t : block_row_tiles(p.dtype))
-        if (tile_capacity(t, p.dtype) >= need && smallest++ < static_cast<int>(kMaxTiles) &&
-            (t.threads_or_lanes != pick->threads_or_lanes || t.vecs != pick->vecs))
-          out.push_back(block_row_plan(p, t));
+      std::size_t holding = 0;  // tiles seen that hold the row
+      for (TileShape t : block_row_tiles(p.dtype)) {
+        if (tile_capacity(t, p.dtype) < need) continue;
+        if (holding++ == kMaxTiles) break;
+        if (t != *pick) out.push_back(block_row_plan(p, t));
+      }
       break;
     }
     case SoftmaxFamily::block_hybrid:

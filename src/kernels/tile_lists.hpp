@@ -17,6 +17,7 @@ namespace smr {
 struct TileShape {
   int threads_or_lanes;
   int vecs;
+  friend bool operator==(TileShape, TileShape) = default;
 };
 
 // A tile as the kernels see it: both numbers at compile time.

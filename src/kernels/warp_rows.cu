@@ -8,10 +8,9 @@
 // (two passes, one float a shuffle); fp32 rows (max, sum) pairs, rescaled at each merge (one pass,
 // row_stats.cuh). On the H200 the two-pass form ran 1.00-1.06x at bf16 N = 32 ... 1024, 0.99-1.00x
 // at fp32 (docs/performance.md). The grid is one block per 8 x 32 / G rows (fp32's default: on the
-// H200 1.04-1.08x faster) or sized to the card (SMs x resident blocks)
-// with each warp striding over the rows (16-bit's default); a plan may also give each lane group
-// R = 2 rows per trip, both tiles loaded before the first shuffle (a candidate the tuning test
-// times: docs/performance.md).
+// H200 1.04-1.08x faster) or sized to the card (SMs x resident blocks) with each warp striding
+// over the rows (16-bit's default); a plan may also give each lane group R = 2 rows per trip, both
+// tiles loaded before the first shuffle (a candidate the tuning test times: docs/performance.md).
 //
 // Tiles (G, K), listed by capacity G x K x V (tile_lists.hpp, for this file and the dispatch
 // alike): 8 elements per lane while lanes are added (fp32 K = 2, bf16/fp16 K = 1), fp32 from
@@ -78,8 +77,13 @@ __device__ __forceinline__ void warp_rows_body(const T* __restrict__ x, T* __res
         // The row's max over the lane group first, then the exponentials against it and their
         // sum: 2 x log2(G) shuffles of one float, where the pairs' merge below shuffles two
         // and rescales a sum (an FFMA and a MUFU.EX2 with its -inf guard) at every step.
+        // Numerics as the merge's (row_stats.cuh): a row of -inf has max -inf, reference 0,
+        // exponentials 0 and sum 0, so 0 x (1 / 0) = NaN; a NaN is passed over by the max and
+        // makes the sum, so the whole row, NaN; +inf makes exp(inf - inf) = NaN. Each output is
+        // exp(x - row max) / sum, one rounding fewer than the merge's rescaled exponentials.
         const float row_max = group_allreduce<G>(tile_max(tile[k]), MaxOp{});
-        const float sum = group_allreduce<G>(tile_exp_sum(tile[k], exp_reference(row_max)), SumOp{});
+        const float sum =
+            group_allreduce<G>(tile_exp_sum(tile[k], exp_reference(row_max)), SumOp{});
         factor = 1.0f / sum;
       } else {
         const RowStats mine = tile_stats(tile[k]);
