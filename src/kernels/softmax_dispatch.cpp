@@ -358,12 +358,24 @@ SoftmaxPlan split_plan(const Problem& p, const DeviceLimits& d, Prefetch prefetc
   return s;
 }
 
-// The pipelined split_row plan (`buffers` = 2 or 3 slices per block, one block per SM); none where
-// a row does not fit on chip in the grid's parts of shared memory.
+// The pipelined split_row plan (`buffers` = 2 or 3 slices per block, one block per SM unless
+// asked for two); none where a row does not fit on chip in the grid's parts of shared memory.
 std::optional<SoftmaxPlan> split_pipelined(const Problem& p, const DeviceLimits& d,
-                                           int buffers = 2, bool prefetch = false) {
-  SoftmaxPlan s = split_plan(p, d, prefetch ? Prefetch::on : Prefetch::off, 1, buffers);
+                                           int buffers = 2, bool prefetch = false,
+                                           int blocks_per_sm = 1) {
+  SoftmaxPlan s =
+      split_plan(p, d, prefetch ? Prefetch::on : Prefetch::off, blocks_per_sm, buffers);
   if (s.resident != s.slice) return std::nullopt;
+  return s;
+}
+
+// The same split_row plan, rows read twice, prefetching `steps` steps of the streamed part ahead
+// of the threads' loads (a candidate for the tuning run).
+SoftmaxPlan with_stream_ahead(SoftmaxPlan s, int steps) {
+  s.stream_ahead = steps;
+  s.why += fmt::format("; the streamed part prefetched into L2 {} step(s) of 32 KB a block ahead "
+                       "of the loads",
+                       steps);
   return s;
 }
 
@@ -430,7 +442,7 @@ bool same_plan(const SoftmaxPlan& a, const SoftmaxPlan& b) {
          a.resident == b.resident && a.grid == b.grid && a.prefetch == b.prefetch &&
          a.repoll == b.repoll &&
          a.thread_copy == b.thread_copy && a.tagged_partials == b.tagged_partials &&
-         a.buffers == b.buffers;
+         a.buffers == b.buffers && a.stream_ahead == b.stream_ahead;
 }
 
 // The same cluster_row plan with its slice copied in the other way (threads / copy engine): a
@@ -594,6 +606,13 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
               out.push_back(*q);
               if (prefetch) out.push_back(with_repoll(*q));
             }
+        // Two blocks per SM, each with two slices (a quarter of the SM's shared memory each):
+        // one block's write may overlap the other's statistics (session 13's candidate).
+        if (std::optional<SoftmaxPlan> q = split_pipelined(p, d, 2, true, kSplitBlocksPerSm))
+          out.push_back(with_repoll(*q));
+        // Rows read twice: the streamed part prefetched into L2 ahead of the loads.
+        if (const SoftmaxPlan s = out.front(); s.resident != s.slice)
+          for (const int steps : {1, 2, 4}) out.push_back(with_stream_ahead(s, steps));
       }
       break;
   }
@@ -708,13 +727,15 @@ std::string summary(const SoftmaxPlan& s) {
       return fmt::format("cluster_row C={} slice={} smem={}{}", s.cluster, s.slice, s.smem_bytes,
                          s.thread_copy ? " ldgsts" : "");
     case SoftmaxFamily::split_row:
-      return fmt::format("split_row S={} slice={} resident={} R={} grid={} smem={}{}{}{}{}",
+      return fmt::format("split_row S={} slice={} resident={} R={} grid={} smem={}{}{}{}{}{}",
                          s.slices, s.slice, s.resident, s.rows_in_flight, s.grid, s.smem_bytes,
                          s.prefetch ? " prefetch" : "", s.tagged_partials ? "" : " counted",
                          s.repoll ? " repoll" : "",
                          s.buffers == 2   ? " pipelined"
                          : s.buffers == 3 ? " pipelined B=3"
-                                          : "");
+                                          : "",
+                         s.stream_ahead > 0 ? fmt::format(" ahead={}", s.stream_ahead)
+                                            : std::string{});
   }
   return "?";
 }

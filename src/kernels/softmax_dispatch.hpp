@@ -149,6 +149,8 @@ struct SoftmaxPlan {
                                 // its copies are issued a trip earlier; rows on chip)
   bool repoll = false;          // split_row pipelined: a partial found unpublished at the trip's
                                 // start is loaded again before the statistics' reduction
+  int stream_ahead = 0;         // split_row, rows read twice: steps of the streamed part (32 KB
+                                // a block) prefetched into L2 ahead of the threads' loads
   bool thread_copy = false;     // cluster_row: the threads copy the slice into shared memory
                                 // (cp.async), not the copy engine (TMA)
   std::size_t workspace_bytes = 0;  // split_row: partials + arrival counters

@@ -174,12 +174,20 @@ void check_invariants(const SoftmaxPlan& s, const Problem& p, const DeviceLimits
       CHECK(s.resident <= s.slice);
       CHECK((s.buffers >= 1 && s.buffers <= 3));
       CHECK(s.smem_bytes == static_cast<std::size_t>((s.resident + slice_room(p)) * b * s.buffers));
-      // Two or three slices per block: whole slices on chip, one block per SM, tagged partials
-      // (the L2 prefetch either way: a candidate each).
+      // Two or three slices per block: whole slices on chip, tagged partials (the L2 prefetch
+      // either way: a candidate each); one block per SM, or two blocks of two slices (the
+      // shared-memory check below bounds them). The streamed part's prefetch: rows read twice,
+      // one slice per block, only.
       if (s.buffers > 1) {
         CHECK(s.resident == s.slice);
-        CHECK(s.grid <= std::int64_t{d.sm_count});
+        CHECK(s.grid <= std::int64_t{d.sm_count} * (s.buffers == 2 ? kSplitBlocksPerSm : 1));
         CHECK(s.tagged_partials);
+      }
+      CHECK(s.stream_ahead >= 0);
+      if (s.stream_ahead > 0) {
+        CHECK(s.buffers == 1);
+        CHECK(s.resident < s.slice);
+        CHECK(summary(s).find(" ahead=") != std::string::npos);
       }
       // Co-resident grid: every block of a row is running at once; the blocks an SM gets
       // (at most kSplitBlocksPerSm) fit in its shared memory.
@@ -680,18 +688,33 @@ TEST_CASE("dispatch: every pipelined split_row candidate has a twin with the L2 
   CHECK_FALSE(r1.prefetch);
   CHECK_FALSE(r1.repoll);
   CHECK_FALSE(plan_softmax(dense(256, 1 << 19, DType::bf16), kH200).prefetch);
-  // The early re-poll: a candidate beside each prefetching plan, never without the pipeline.
+  // The early re-poll: a candidate beside each prefetching plan, never without the pipeline --
+  // two and three slices on one block per SM, two slices on two blocks per SM.
   for (const Problem& p : {dense(256, 1 << 19, DType::f32), dense(64, 1 << 21, DType::f32)}) {
-    int with = 0;
+    int with = 0, two_per_sm = 0;
     for (const SoftmaxPlan& s : family_plans(SoftmaxFamily::split_row, p, kH200)) {
       if (!s.repoll) continue;
       ++with;
       CHECK(s.buffers > 1);
       CHECK(s.prefetch);
       CHECK(summary(s).find(" repoll") != std::string::npos);
+      if (s.grid > kH200.sm_count) ++two_per_sm;
     }
-    CHECK(with == 2);
+    CHECK(with == 3);
+    CHECK(two_per_sm == 1);
   }
+  // Two blocks per SM at M = 128, N = 2^20: slices a quarter of an SM's shared memory, so twice
+  // the one-block plan's blocks a row, the same rows in flight.
+  const std::vector<SoftmaxPlan> both = family_plans(SoftmaxFamily::split_row,
+                                                     dense(128, 1 << 20, DType::f32), kH200);
+  const auto two_blocks = std::find_if(both.begin(), both.end(), [](const SoftmaxPlan& s) {
+    return s.buffers == 2 && s.grid > kH200.sm_count;
+  });
+  REQUIRE(two_blocks != both.end());
+  const SoftmaxPlan one_block = plan_softmax(dense(128, 1 << 20, DType::f32), kH200);
+  CHECK(two_blocks->slices == 2 * one_block.slices);
+  CHECK(two_blocks->rows_in_flight == one_block.rows_in_flight);
+  CHECK(two_blocks->smem_bytes * 2 <= one_block.smem_bytes);
 }
 
 TEST_CASE("split_row refuses a pipelined plan it cannot run, before any launch", "[dispatch]") {
@@ -722,6 +745,37 @@ TEST_CASE("split_row refuses a pipelined plan it cannot run, before any launch",
   SoftmaxPlan repoll_one = single_slice_one_per_sm(p);  // the re-poll without the pipeline
   repoll_one.repoll = true;
   CHECK(refusal(repoll_one).find("early re-poll") != std::string::npos);
+  SoftmaxPlan ahead = good;  // the streamed part's prefetch, where nothing is streamed
+  ahead.stream_ahead = 2;
+  CHECK(refusal(ahead).find("stream_ahead") != std::string::npos);
+  SoftmaxPlan behind = single_slice_one_per_sm(p);
+  behind.stream_ahead = -1;
+  CHECK(refusal(behind).find("stream_ahead = -1") != std::string::npos);
+}
+
+TEST_CASE("dispatch: rows read twice have the streamed part's L2 prefetch as candidates only",
+          "[dispatch]") {
+  for (const Problem& p : {dense(1, 1 << 26, DType::f32), dense(8, 1 << 24, DType::f32),
+                           dense(1, 1 << 26, DType::bf16)}) {
+    const SoftmaxPlan def = plan_softmax(p, kH200);
+    INFO(summary(def));
+    CHECK(def.stream_ahead == 0);
+    std::vector<int> steps;
+    for (const SoftmaxPlan& s : family_plans(SoftmaxFamily::split_row, p, kH200))
+      if (s.stream_ahead > 0) {
+        steps.push_back(s.stream_ahead);
+        // The default plan otherwise: the same grid, slices and residency.
+        SoftmaxPlan same = s;
+        same.stream_ahead = 0;
+        same.why = def.why;
+        CHECK(summary(same) == summary(def));
+      }
+    CHECK(steps == std::vector<int>{1, 2, 4});
+  }
+  // Rows on chip stream nothing: no such candidate.
+  for (const SoftmaxPlan& s :
+       family_plans(SoftmaxFamily::split_row, dense(128, 1 << 20, DType::f32), kH200))
+    CHECK(s.stream_ahead == 0);
 }
 
 TEST_CASE("dispatch: split_row prefetches into L2 only while a wave of rows fills at most 41% of it",

@@ -181,7 +181,13 @@ TEST_CASE("production softmax: every candidate plan of a shape is correct", "[gp
                             dense(67, 1021),  dense(9, 50257),  dense(3, 1000003),
                             dense(24001, 128), dense(60013, 36)};
   for (const DType t : {DType::f32, DType::bf16}) {
-    for (Problem p : shapes) {
+    // Two rows too long for the card's shared memory (each read twice), the second starting off
+    // a 16-byte boundary: the streamed part's prefetch candidates among them.
+    const Problem twice = dense(2, first_two_read_n(t, d) + 4099, t);
+    REQUIRE(plan_softmax(twice, d).traffic == TrafficModel::two_read);
+    std::vector<Problem> all(std::begin(shapes), std::end(shapes));
+    all.push_back(twice);
+    for (Problem p : all) {
       p.dtype = t;
       for (const SoftmaxPlan& plan : candidate_plans(p, d)) {
         if (!prod::cluster_placeable(plan, t)) continue;  // the entry never picks it on this device
