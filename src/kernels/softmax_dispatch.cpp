@@ -122,6 +122,20 @@ SoftmaxPlan block_row_plan(const Problem& p, TileShape tile) {
   return s;
 }
 
+// The same block_row plan with at most `blocks` blocks on an SM: each block takes dynamic shared
+// memory (which the kernel does not touch) so that `blocks` fit in an SM's and `blocks` + 1 do not.
+// A candidate for the tuning run: on the H200, fp32 N = 2048 on 192 x 4 (8 blocks, 48 warps an SM)
+// ran 1.02x 128 x 4 (12 blocks, 48 warps), with fewer bytes in flight (session 13's profile).
+SoftmaxPlan with_blocks_per_sm(SoftmaxPlan s, const DeviceLimits& d, int blocks) {
+  const std::size_t per_sm = smem_per_sm(d);
+  s.blocks_per_sm = blocks;
+  const i64 share = static_cast<i64>(per_sm) / (blocks + 1) + 1;  // blocks + 1 do not fit
+  s.smem_bytes = static_cast<std::size_t>(round_up(share, 16)) - kSmemReservedPerBlock;
+  s.why += fmt::format("; at most {} blocks an SM ({} of shared memory each, unused)", blocks,
+                       kib(static_cast<double>(s.smem_bytes)));
+  return s;
+}
+
 // ---- block_hybrid ------------------------------------------------------------------------------
 
 // Dynamic shared memory a slice kernel's block may take: the opt-in limit less the budget for
@@ -358,24 +372,12 @@ SoftmaxPlan split_plan(const Problem& p, const DeviceLimits& d, Prefetch prefetc
   return s;
 }
 
-// The pipelined split_row plan (`buffers` = 2 or 3 slices per block, one block per SM unless
-// asked for two); none where a row does not fit on chip in the grid's parts of shared memory.
+// The pipelined split_row plan (`buffers` = 2 or 3 slices per block, one block per SM); none where
+// a row does not fit on chip in the grid's parts of shared memory.
 std::optional<SoftmaxPlan> split_pipelined(const Problem& p, const DeviceLimits& d,
-                                           int buffers = 2, bool prefetch = false,
-                                           int blocks_per_sm = 1) {
-  SoftmaxPlan s =
-      split_plan(p, d, prefetch ? Prefetch::on : Prefetch::off, blocks_per_sm, buffers);
+                                           int buffers = 2, bool prefetch = false) {
+  SoftmaxPlan s = split_plan(p, d, prefetch ? Prefetch::on : Prefetch::off, 1, buffers);
   if (s.resident != s.slice) return std::nullopt;
-  return s;
-}
-
-// The same split_row plan, rows read twice, prefetching `steps` steps of the streamed part ahead
-// of the threads' loads (a candidate for the tuning run).
-SoftmaxPlan with_stream_ahead(SoftmaxPlan s, int steps) {
-  s.stream_ahead = steps;
-  s.why += fmt::format("; the streamed part prefetched into L2 {} step(s) of 32 KB a block ahead "
-                       "of the loads",
-                       steps);
   return s;
 }
 
@@ -442,7 +444,7 @@ bool same_plan(const SoftmaxPlan& a, const SoftmaxPlan& b) {
          a.resident == b.resident && a.grid == b.grid && a.prefetch == b.prefetch &&
          a.repoll == b.repoll &&
          a.thread_copy == b.thread_copy && a.tagged_partials == b.tagged_partials &&
-         a.buffers == b.buffers && a.stream_ahead == b.stream_ahead;
+         a.buffers == b.buffers && a.blocks_per_sm == b.blocks_per_sm;
 }
 
 // The same cluster_row plan with its slice copied in the other way (threads / copy engine): a
@@ -560,10 +562,26 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
       if (!pick) break;
       out.push_back(block_row_plan(p, *pick));
       std::size_t holding = 0;  // tiles seen that hold the row
+      std::optional<TileShape> smallest;
       for (TileShape t : block_row_tiles(p.dtype)) {
         if (tile_capacity(t, p.dtype) < need) continue;
+        if (!smallest) smallest = t;
         if (holding++ == kMaxTiles) break;
         if (t != *pick) out.push_back(block_row_plan(p, t));
+      }
+      // The default tile and the smallest that holds the row with fewer blocks an SM: 40, 32, 24
+      // and 16 warps' worth, where that is below what the SM's threads allow.
+      std::vector<TileShape> capped{*pick};
+      if (*smallest != *pick) capped.push_back(*smallest);
+      for (const TileShape t : capped) {
+        const int by_threads = std::min(kMaxBlocksPerSm, kMaxThreadsPerSm / t.threads_or_lanes);
+        int last = 0;
+        for (const int warps : {40, 32, 24, 16}) {
+          const int blocks = warps * kThreadsPerWarp / t.threads_or_lanes;
+          if (blocks < 1 || blocks >= by_threads || blocks == last) continue;
+          last = blocks;
+          out.push_back(with_blocks_per_sm(block_row_plan(p, t), d, blocks));
+        }
       }
       break;
     }
@@ -606,13 +624,6 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
               out.push_back(*q);
               if (prefetch) out.push_back(with_repoll(*q));
             }
-        // Two blocks per SM, each with two slices (a quarter of the SM's shared memory each):
-        // one block's write may overlap the other's statistics (session 13's candidate).
-        if (std::optional<SoftmaxPlan> q = split_pipelined(p, d, 2, true, kSplitBlocksPerSm))
-          out.push_back(with_repoll(*q));
-        // Rows read twice: the streamed part prefetched into L2 ahead of the loads.
-        if (const SoftmaxPlan s = out.front(); s.resident != s.slice)
-          for (const int steps : {1, 2, 4}) out.push_back(with_stream_ahead(s, steps));
       }
       break;
   }
@@ -716,7 +727,9 @@ std::string summary(const SoftmaxPlan& s) {
                          s.capacity, s.grid > 0 ? fmt::format(" grid={}", s.grid) : std::string{},
                          s.two_pass ? " two-pass" : "");
     case SoftmaxFamily::block_row:
-      return fmt::format("block_row T={} K={} cap={}", s.threads, s.vecs, s.capacity);
+      return fmt::format("block_row T={} K={} cap={}{}", s.threads, s.vecs, s.capacity,
+                         s.blocks_per_sm > 0 ? fmt::format(" blocks/SM={}", s.blocks_per_sm)
+                                             : std::string{});
     case SoftmaxFamily::block_hybrid:
       return fmt::format("block_hybrid T={} K={} cap={} smem={}", s.threads, s.vecs, s.capacity,
                          s.smem_bytes);
@@ -727,15 +740,13 @@ std::string summary(const SoftmaxPlan& s) {
       return fmt::format("cluster_row C={} slice={} smem={}{}", s.cluster, s.slice, s.smem_bytes,
                          s.thread_copy ? " ldgsts" : "");
     case SoftmaxFamily::split_row:
-      return fmt::format("split_row S={} slice={} resident={} R={} grid={} smem={}{}{}{}{}{}",
+      return fmt::format("split_row S={} slice={} resident={} R={} grid={} smem={}{}{}{}{}",
                          s.slices, s.slice, s.resident, s.rows_in_flight, s.grid, s.smem_bytes,
                          s.prefetch ? " prefetch" : "", s.tagged_partials ? "" : " counted",
                          s.repoll ? " repoll" : "",
                          s.buffers == 2   ? " pipelined"
                          : s.buffers == 3 ? " pipelined B=3"
-                                          : "",
-                         s.stream_ahead > 0 ? fmt::format(" ahead={}", s.stream_ahead)
-                                            : std::string{});
+                                          : "");
   }
   return "?";
 }

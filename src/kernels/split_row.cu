@@ -85,49 +85,14 @@ __device__ __forceinline__ void for_each_stream_edge(std::int64_t begin, std::in
   for (std::int64_t j = tail_begin + threadIdx.x; j < end; j += blockDim.x) f(j);
 }
 
-// Brings bytes [src, src + bytes) towards L2 without waiting (one bulk prefetch instruction;
-// 16-byte aligned source and size).
-__device__ __forceinline__ void prefetch_l2(const void* src, std::uint32_t bytes) {
-  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(src), "r"(bytes) : "memory");
-}
-
-// The streamed part is taken in steps of kStreamStep groups: every thread's kStreamUnroll loads.
-inline constexpr std::int64_t kStreamStep =
-    static_cast<std::int64_t>(kSliceThreads) * kStreamUnroll;
-
-// Rows read twice (SoftmaxPlan::stream_ahead): thread 0 brings steps [from, to) of the streamed
-// groups g of the window towards L2 (one bulk prefetch, at most kStreamStep x 16 bytes = 32 KB a
-// step), so that the block's loads of those steps find them there. The threads' loads keep 64
-// bytes each in flight (kStreamUnroll vectors); the prefetch adds `ahead` steps more per block
-// without a register. Whole vectors only (W = V): the copy engine takes 16-byte aligned spans.
-template <int W, class T>
-__device__ __forceinline__ void prefetch_stream_steps(const T* window, GroupRange g,
-                                                      std::int64_t from, std::int64_t to) {
-  if constexpr (W > 1) {
-    const std::int64_t lo = g.g0 + (from > 0 ? from : 0) * kStreamStep;
-    const std::int64_t hi = g.g0 + to * kStreamStep < g.g1 ? g.g0 + to * kStreamStep : g.g1;
-    if (threadIdx.x == 0 && lo < hi)
-      prefetch_l2(window + lo * W, static_cast<std::uint32_t>((hi - lo) * kVecBytes));
-  }
-}
-__device__ __forceinline__ std::int64_t stream_steps(GroupRange g) {
-  return (g.g1 - g.g0 + kStreamStep - 1) / kStreamStep;
-}
-
 // (max, sum) of this thread's share of window[begin, end), read from global memory (pass 1): W = V
 // when the window is 16-byte aligned (whole vectors, the edges element by element), else 1.
-// `ahead` > 0: the steps [0, ahead) were prefetched by the caller; each step prefetches the one
-// `ahead` after it.
 template <int W, class T>
 __device__ __forceinline__ RowStats stream_stats(const T* window, std::int64_t begin,
-                                                 std::int64_t end, RowStats st, int ahead) {
+                                                 std::int64_t end, RowStats st) {
   const GroupRange g = whole_groups<W>(begin, end);
-  constexpr std::int64_t kStep = kStreamStep;
+  constexpr std::int64_t kStep = static_cast<std::int64_t>(kSliceThreads) * kStreamUnroll;
   for (std::int64_t base = g.g0; base < g.g1; base += kStep) {
-    if (ahead > 0) {
-      const std::int64_t j = (base - g.g0) / kStep + ahead;
-      prefetch_stream_steps<W>(window, g, j, j + 1);
-    }
     float f[kStreamUnroll][W];
 #pragma unroll
     for (int u = 0; u < kStreamUnroll; ++u) {
@@ -157,20 +122,18 @@ __device__ __forceinline__ RowStats stream_stats(const T* window, std::int64_t b
 }
 
 // y over the streamed part, window[begin, end) of x and of y (pass 2): x re-read, steps taken last
-// to first. `ahead` > 0: the last `ahead` steps were prefetched by the caller; each step prefetches
-// the one `ahead` before it.
+// to first.
 template <int W, class T>
 __device__ __forceinline__ void stream_write(const T* window, T* y_window, std::int64_t begin,
-                                             std::int64_t end, bool y_vec, RowScale r, int ahead) {
+                                             std::int64_t end, bool y_vec, RowScale r) {
   const GroupRange g = whole_groups<W>(begin, end);
   for_each_stream_edge<W>(begin, end, g, [&](std::int64_t j) {
     y_window[j] = from_float<T>(softmax_value(load_one(window + j), r));
   });
-  constexpr std::int64_t kStep = kStreamStep;
-  const std::int64_t steps = stream_steps(g);
+  constexpr std::int64_t kStep = static_cast<std::int64_t>(kSliceThreads) * kStreamUnroll;
+  const std::int64_t steps = (g.g1 - g.g0 + kStep - 1) / kStep;
   for (std::int64_t k = steps - 1; k >= 0; --k) {
     const std::int64_t base = g.g0 + k * kStep;
-    if (ahead > 0) prefetch_stream_steps<W>(window, g, k - ahead, k - ahead + 1);
 #pragma unroll
     for (int u = 0; u < kStreamUnroll; ++u) {
       const std::int64_t q = base + u * kSliceThreads + threadIdx.x;
@@ -232,6 +195,11 @@ __device__ __forceinline__ RowStats await_partial(float2* slot) {
   return await_partial(slot, partial_bits(slot));
 }
 
+// Brings bytes [src, src + bytes) towards L2 without waiting (one bulk prefetch instruction;
+// 16-byte aligned source and size).
+__device__ __forceinline__ void prefetch_l2(const void* src, std::uint32_t bytes) {
+  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(src), "r"(bytes) : "memory");
+}
 // The whole vectors of a slice's window (`src` the slice's first element, w its window) towards
 // L2: what the slice's copy-engine chunks will read.
 template <class T>
@@ -348,7 +316,7 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
     split_row_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t M, std::int64_t N,
                      std::int64_t ld_x, std::int64_t ld_y, int S, std::int64_t slice,
                      std::int64_t resident, bool x_tma, bool y_vec, bool prefetch,
-                     bool tagged, int ahead, float2* __restrict__ partials,
+                     bool tagged, float2* __restrict__ partials,
                      unsigned* __restrict__ arrived) {
   constexpr int V = Vec<T>::kElems;
   extern __shared__ __align__(kVecBytes) unsigned char slice_smem[];
@@ -385,16 +353,12 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
     // 1. The slice's statistics: the resident part from shared memory (its copy-engine chunks
     //    were issued while the previous item was written, step 4 below, or above), the rest
     //    streamed.
-    //    (`ahead`: the streamed part's first steps are prefetched into L2 before the resident
-    //    part's statistics, so that its DRAM reads start while those run.)
     copy_slice_rest(s, window, w);
-    if (ahead > 0 && x_tma)
-      prefetch_stream_steps<V>(window, whole_groups<V>(w.hi, w.lo + it.n), 0, ahead);
     RowStats st = slice_stats(s, w, chunk_vecs(resident / V), sb);
     if (x_tma)
-      st = stream_stats<V>(window, w.hi, w.lo + it.n, st, ahead);
+      st = stream_stats<V>(window, w.hi, w.lo + it.n, st);
     else
-      st = stream_stats<1>(window, w.hi, w.lo + it.n, st, 0);
+      st = stream_stats<1>(window, w.hi, w.lo + it.n, st);
     st = block_allreduce<kSliceThreads>(st, MergeOp{});
     trace_point<kTrace>(item, 1);
 
@@ -414,12 +378,6 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
         const SplitItem<T> nx = item_at(next);
         prefetch_slice_l2(nx.src, slice_window<kWindowed>(nx.src, nx.res, x_tma));
       }
-      // `ahead`: the streamed part's last steps, which step 3 re-reads first, while the row's
-      // partials arrive.
-      if (ahead > 0 && x_tma) {
-        const GroupRange g = whole_groups<V>(w.hi, w.lo + it.n);
-        prefetch_stream_steps<V>(window, g, stream_steps(g) - ahead, stream_steps(g));
-      }
       // Counted: the whole block waits here for thread 0's counter. Tagged: each thread waits for
       // its own slot in step 3, no barrier needed (block_allreduce ends with one).
       if (!tagged)
@@ -436,9 +394,9 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
     const RowScale scale = row_scale(row_stats);
     T* y_window = y + it.row * ld_y + it.begin - w.lo;
     if (x_tma)
-      stream_write<V>(window, y_window, w.hi, w.lo + it.n, y_vec, scale, ahead);
+      stream_write<V>(window, y_window, w.hi, w.lo + it.n, y_vec, scale);
     else
-      stream_write<1>(window, y_window, w.hi, w.lo + it.n, y_vec, scale, 0);
+      stream_write<1>(window, y_window, w.hi, w.lo + it.n, y_vec, scale);
 
     // 4. The resident part: its edges, then chunk by chunk, the next item's chunks copied into
     //    the bytes as they are freed (write_and_refill).
@@ -694,9 +652,6 @@ void check_plan(const SoftmaxPlan& plan, const Problem& p) {
   if (plan.repoll && plan.buffers == 1)
     throw std::invalid_argument("split_row: the early re-poll of unpublished partials is the "
                                 "pipelined exchange's (2 or 3 slices per block), not one slice's");
-  if (plan.stream_ahead < 0 || (plan.stream_ahead > 0 && plan.buffers > 1))
-    throw std::invalid_argument("split_row: stream_ahead = " + std::to_string(plan.stream_ahead) +
-                                " steps; 0, or more for the one-slice kernel (rows read twice)");
   if (plan.buffers > 1 && (plan.resident != plan.slice || !plan.tagged_partials ||
                            plan.slices > kSliceThreads))
     throw std::invalid_argument("split_row: the pipelined exchange (2 or 3 slices per block) needs "
@@ -781,8 +736,7 @@ void launch_split(const SoftmaxPlan& plan, const Launch& l, std::uint64_t* trace
             windowed ? split_row_kernel<T, true, kTrace> : split_row_kernel<T, false, kTrace>;
         CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, xp, yp, p.M, p.N, p.ld_x, p.ld_y,
                                       plan.slices, plan.slice, plan.resident, x_tma, y_vec,
-                                      plan.prefetch, plan.tagged_partials, plan.stream_ahead,
-                                      partials, arrived));
+                                      plan.prefetch, plan.tagged_partials, partials, arrived));
       }
     };
     if (trace != nullptr)

@@ -109,6 +109,18 @@ void check_invariants(const SoftmaxPlan& s, const Problem& p, const DeviceLimits
       CHECK(s.capacity >= p.N + head_room(p));
       CHECK(s.grid == p.M);
       CHECK(s.traffic == TrafficModel::fused);
+      // The occupancy candidates: exactly blocks_per_sm blocks' shared memory fits in an SM's,
+      // one more block's does not; below what the SM's threads allow. Else no shared memory.
+      if (s.blocks_per_sm > 0) {
+        const std::size_t per_block = s.smem_bytes + kSmemReservedPerBlock;
+        CHECK(per_block * static_cast<std::size_t>(s.blocks_per_sm) <= smem_per_sm(d));
+        CHECK(per_block * static_cast<std::size_t>(s.blocks_per_sm + 1) > smem_per_sm(d));
+        CHECK(s.smem_bytes <= d.shared_bytes_per_block);
+        CHECK(s.blocks_per_sm * s.threads < kMaxThreadsPerSm);
+        CHECK(summary(s).find(" blocks/SM=") != std::string::npos);
+      } else {
+        CHECK(s.smem_bytes == 0);
+      }
       break;
     }
     case SoftmaxFamily::block_hybrid: {
@@ -174,20 +186,12 @@ void check_invariants(const SoftmaxPlan& s, const Problem& p, const DeviceLimits
       CHECK(s.resident <= s.slice);
       CHECK((s.buffers >= 1 && s.buffers <= 3));
       CHECK(s.smem_bytes == static_cast<std::size_t>((s.resident + slice_room(p)) * b * s.buffers));
-      // Two or three slices per block: whole slices on chip, tagged partials (the L2 prefetch
-      // either way: a candidate each); one block per SM, or two blocks of two slices (the
-      // shared-memory check below bounds them). The streamed part's prefetch: rows read twice,
-      // one slice per block, only.
+      // Two or three slices per block: whole slices on chip, one block per SM, tagged partials
+      // (the L2 prefetch either way: a candidate each).
       if (s.buffers > 1) {
         CHECK(s.resident == s.slice);
-        CHECK(s.grid <= std::int64_t{d.sm_count} * (s.buffers == 2 ? kSplitBlocksPerSm : 1));
+        CHECK(s.grid <= std::int64_t{d.sm_count});
         CHECK(s.tagged_partials);
-      }
-      CHECK(s.stream_ahead >= 0);
-      if (s.stream_ahead > 0) {
-        CHECK(s.buffers == 1);
-        CHECK(s.resident < s.slice);
-        CHECK(summary(s).find(" ahead=") != std::string::npos);
       }
       // Co-resident grid: every block of a row is running at once; the blocks an SM gets
       // (at most kSplitBlocksPerSm) fit in its shared memory.
@@ -688,33 +692,18 @@ TEST_CASE("dispatch: every pipelined split_row candidate has a twin with the L2 
   CHECK_FALSE(r1.prefetch);
   CHECK_FALSE(r1.repoll);
   CHECK_FALSE(plan_softmax(dense(256, 1 << 19, DType::bf16), kH200).prefetch);
-  // The early re-poll: a candidate beside each prefetching plan, never without the pipeline --
-  // two and three slices on one block per SM, two slices on two blocks per SM.
+  // The early re-poll: a candidate beside each prefetching plan, never without the pipeline.
   for (const Problem& p : {dense(256, 1 << 19, DType::f32), dense(64, 1 << 21, DType::f32)}) {
-    int with = 0, two_per_sm = 0;
+    int with = 0;
     for (const SoftmaxPlan& s : family_plans(SoftmaxFamily::split_row, p, kH200)) {
       if (!s.repoll) continue;
       ++with;
       CHECK(s.buffers > 1);
       CHECK(s.prefetch);
       CHECK(summary(s).find(" repoll") != std::string::npos);
-      if (s.grid > kH200.sm_count) ++two_per_sm;
     }
-    CHECK(with == 3);
-    CHECK(two_per_sm == 1);
+    CHECK(with == 2);
   }
-  // Two blocks per SM at M = 128, N = 2^20: slices a quarter of an SM's shared memory, so twice
-  // the one-block plan's blocks a row, the same rows in flight.
-  const std::vector<SoftmaxPlan> both = family_plans(SoftmaxFamily::split_row,
-                                                     dense(128, 1 << 20, DType::f32), kH200);
-  const auto two_blocks = std::find_if(both.begin(), both.end(), [](const SoftmaxPlan& s) {
-    return s.buffers == 2 && s.grid > kH200.sm_count;
-  });
-  REQUIRE(two_blocks != both.end());
-  const SoftmaxPlan one_block = plan_softmax(dense(128, 1 << 20, DType::f32), kH200);
-  CHECK(two_blocks->slices == 2 * one_block.slices);
-  CHECK(two_blocks->rows_in_flight == one_block.rows_in_flight);
-  CHECK(two_blocks->smem_bytes * 2 <= one_block.smem_bytes);
 }
 
 TEST_CASE("split_row refuses a pipelined plan it cannot run, before any launch", "[dispatch]") {
@@ -745,37 +734,6 @@ TEST_CASE("split_row refuses a pipelined plan it cannot run, before any launch",
   SoftmaxPlan repoll_one = single_slice_one_per_sm(p);  // the re-poll without the pipeline
   repoll_one.repoll = true;
   CHECK(refusal(repoll_one).find("early re-poll") != std::string::npos);
-  SoftmaxPlan ahead = good;  // the streamed part's prefetch, where nothing is streamed
-  ahead.stream_ahead = 2;
-  CHECK(refusal(ahead).find("stream_ahead") != std::string::npos);
-  SoftmaxPlan behind = single_slice_one_per_sm(p);
-  behind.stream_ahead = -1;
-  CHECK(refusal(behind).find("stream_ahead = -1") != std::string::npos);
-}
-
-TEST_CASE("dispatch: rows read twice have the streamed part's L2 prefetch as candidates only",
-          "[dispatch]") {
-  for (const Problem& p : {dense(1, 1 << 26, DType::f32), dense(8, 1 << 24, DType::f32),
-                           dense(1, 1 << 26, DType::bf16)}) {
-    const SoftmaxPlan def = plan_softmax(p, kH200);
-    INFO(summary(def));
-    CHECK(def.stream_ahead == 0);
-    std::vector<int> steps;
-    for (const SoftmaxPlan& s : family_plans(SoftmaxFamily::split_row, p, kH200))
-      if (s.stream_ahead > 0) {
-        steps.push_back(s.stream_ahead);
-        // The default plan otherwise: the same grid, slices and residency.
-        SoftmaxPlan same = s;
-        same.stream_ahead = 0;
-        same.why = def.why;
-        CHECK(summary(same) == summary(def));
-      }
-    CHECK(steps == std::vector<int>{1, 2, 4});
-  }
-  // Rows on chip stream nothing: no such candidate.
-  for (const SoftmaxPlan& s :
-       family_plans(SoftmaxFamily::split_row, dense(128, 1 << 20, DType::f32), kH200))
-    CHECK(s.stream_ahead == 0);
 }
 
 TEST_CASE("dispatch: split_row prefetches into L2 only while a wave of rows fills at most 41% of it",
@@ -840,6 +798,37 @@ TEST_CASE("dispatch: fp32 block_row rows of 1000-4096 take the tiles measured fa
   const SoftmaxPlan b = plan_softmax(dense(65536, 2048, DType::bf16), kH200);
   CHECK(b.threads == 64);
   CHECK(b.vecs == 4);
+}
+
+TEST_CASE("dispatch: block_row's occupancy caps are candidates of the default and the smallest "
+          "tile only",
+          "[dispatch]") {
+  // fp32 N = 2048: the default 192 x 4 and the smallest, 128 x 4, each at 40, 32, 24 and 16
+  // warps' worth of blocks an SM (192 x 4: 6, 5, 4, 2; 128 x 4: 10, 8, 6, 4); never the default.
+  const Problem p = dense(65536, 2048);
+  CHECK(plan_softmax(p, kH200).blocks_per_sm == 0);
+  std::vector<std::pair<int, int>> caps;  // (threads, blocks)
+  for (const SoftmaxPlan& s : family_plans(SoftmaxFamily::block_row, p, kH200))
+    if (s.blocks_per_sm > 0) caps.emplace_back(s.threads, s.blocks_per_sm);
+  CHECK(caps == std::vector<std::pair<int, int>>{{192, 6}, {192, 5}, {192, 4}, {192, 2},
+                                                 {128, 10}, {128, 8}, {128, 6}, {128, 4}});
+  // 1024-thread tiles: 1 block (the registers' own limit on the H200), the control.
+  bool one = false;
+  for (const SoftmaxPlan& s : family_plans(SoftmaxFamily::block_row, dense(4096, 32768), kH200))
+    one = one || (s.threads == 1024 && s.blocks_per_sm == 1);
+  CHECK(one);
+  // The launcher refuses a cap without its bytes, before any launch (no GPU needed).
+  SoftmaxPlan bad = plan_softmax(p, kH200);
+  bad.blocks_per_sm = 4;
+  Launch l;
+  l.p = p;
+  std::string what = "accepted";
+  try {
+    launch_plan(bad, l);
+  } catch (const std::invalid_argument& e) {
+    what = e.what();
+  }
+  CHECK(what.find("blocks_per_sm = 4") != std::string::npos);
 }
 
 TEST_CASE("dispatch: a candidate plan is found by its summary, and only a candidate",
