@@ -63,11 +63,6 @@ __global__ void __launch_bounds__(kThreads, kTileMinBlocks<kThreads>)
 void launch_block_row(const SoftmaxPlan& plan, const Launch& l) {
   const Problem& p = l.p;
   check_grid_blocks("block_row", "M (one block per row)", p.M);
-  if ((plan.blocks_per_sm > 0) != (plan.smem_bytes > 0))
-    throw std::invalid_argument("block_row: blocks_per_sm = " +
-                                std::to_string(plan.blocks_per_sm) + " with " +
-                                std::to_string(plan.smem_bytes) +
-                                " bytes of shared memory (the cap and its bytes come together)");
   bool found = false;
   with_storage(p.dtype, [&](auto type_tag) {
     using T = decltype(type_tag);
@@ -85,18 +80,15 @@ void launch_block_row(const SoftmaxPlan& plan, const Launch& l) {
         const auto kernel = block_row_kernel<T, kThreads, K, a>;
         const auto* xp = static_cast<const T*>(l.x);
         auto* yp = static_cast<T*>(l.y);
-        if (plan.blocks_per_sm == 0) {
+        if (!plan.small_l1) {
           kernel<<<static_cast<unsigned>(p.M), kThreads, 0, l.stream>>>(xp, yp, p.N, p.ld_x,
                                                                         p.ld_y);
         } else {
-          // The occupancy candidate: smem_bytes of dynamic shared memory a block, which the
-          // kernel never touches, with all of the SM's L1 / shared split given to shared memory
-          // for this launch, so that exactly blocks_per_sm blocks fit.
-          allow_dynamic_shared_memory(kernel, plan.smem_bytes);
+          // The control (a tuning candidate): the SM's L1 / shared split all shared memory for
+          // this launch, which the kernel does not use.
           cudaLaunchConfig_t cfg{};
           cfg.gridDim = dim3(static_cast<unsigned>(p.M));
           cfg.blockDim = dim3(kThreads);
-          cfg.dynamicSmemBytes = plan.smem_bytes;
           cfg.stream = l.stream;
           cudaLaunchAttribute attr[1];
           attr[0].id = cudaLaunchAttributePreferredSharedMemoryCarveout;

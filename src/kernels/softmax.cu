@@ -116,13 +116,6 @@ bool prod::cluster_placeable(const SoftmaxPlan& plan, DType t) {
   return true;
 }
 
-void prod::allow_dynamic_shared_memory(const void* kernel, std::size_t bytes) {
-  constexpr std::size_t kDefaultLimit = 48 * 1024;
-  if (bytes <= kDefaultLimit) return;
-  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  static_cast<int>(bytes)));
-}
-
 std::int64_t prod::resident_blocks(const void* kernel, int threads, std::size_t smem) {
   int device = 0, sms = 0, per_sm = 0;
   CUDA_CHECK(cudaGetDevice(&device));

@@ -122,17 +122,14 @@ SoftmaxPlan block_row_plan(const Problem& p, TileShape tile) {
   return s;
 }
 
-// The same block_row plan with at most `blocks` blocks on an SM: each block takes dynamic shared
-// memory (which the kernel does not touch) so that `blocks` fit in an SM's and `blocks` + 1 do not.
-// A candidate for the tuning run: on the H200, fp32 N = 2048 on 192 x 4 (8 blocks, 48 warps an SM)
-// ran 1.02x 128 x 4 (12 blocks, 48 warps), with fewer bytes in flight (session 13's profile).
-SoftmaxPlan with_blocks_per_sm(SoftmaxPlan s, const DeviceLimits& d, int blocks) {
-  const std::size_t per_sm = smem_per_sm(d);
-  s.blocks_per_sm = blocks;
-  const i64 share = static_cast<i64>(per_sm) / (blocks + 1) + 1;  // blocks + 1 do not fit
-  s.smem_bytes = static_cast<std::size_t>(round_up(share, 16)) - kSmemReservedPerBlock;
-  s.why += fmt::format("; at most {} blocks an SM ({} of shared memory each, unused)", blocks,
-                       kib(static_cast<double>(s.smem_bytes)));
+// The same block_row plan launched with the L1 at its smallest (the split all shared memory), its
+// occupancy unchanged: a control for the tuning run. On the H200 block_row plans given unused
+// shared memory to cap their blocks an SM ran 0.44-0.97x -- and 0.77x where the cap was the
+// registers' own (1024 x 8 at N = 32768, one block an SM): session 13, call 2. This separates the
+// L1's size from the occupancy.
+SoftmaxPlan with_small_l1(SoftmaxPlan s) {
+  s.small_l1 = true;
+  s.why += "; launched with the L1 / shared memory split all shared (L1 at its smallest)";
   return s;
 }
 
@@ -444,7 +441,7 @@ bool same_plan(const SoftmaxPlan& a, const SoftmaxPlan& b) {
          a.resident == b.resident && a.grid == b.grid && a.prefetch == b.prefetch &&
          a.repoll == b.repoll &&
          a.thread_copy == b.thread_copy && a.tagged_partials == b.tagged_partials &&
-         a.buffers == b.buffers && a.blocks_per_sm == b.blocks_per_sm;
+         a.buffers == b.buffers && a.small_l1 == b.small_l1;
 }
 
 // The same cluster_row plan with its slice copied in the other way (threads / copy engine): a
@@ -562,27 +559,13 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
       if (!pick) break;
       out.push_back(block_row_plan(p, *pick));
       std::size_t holding = 0;  // tiles seen that hold the row
-      std::optional<TileShape> smallest;
       for (TileShape t : block_row_tiles(p.dtype)) {
         if (tile_capacity(t, p.dtype) < need) continue;
-        if (!smallest) smallest = t;
         if (holding++ == kMaxTiles) break;
         if (t != *pick) out.push_back(block_row_plan(p, t));
       }
-      // The default tile and the smallest that holds the row with fewer blocks an SM: 40, 32, 24
-      // and 16 warps' worth, where that is below what the SM's threads allow.
-      std::vector<TileShape> capped{*pick};
-      if (*smallest != *pick) capped.push_back(*smallest);
-      for (const TileShape t : capped) {
-        const int by_threads = std::min(kMaxBlocksPerSm, kMaxThreadsPerSm / t.threads_or_lanes);
-        int last = 0;
-        for (const int warps : {40, 32, 24, 16}) {
-          const int blocks = warps * kThreadsPerWarp / t.threads_or_lanes;
-          if (blocks < 1 || blocks >= by_threads || blocks == last) continue;
-          last = blocks;
-          out.push_back(with_blocks_per_sm(block_row_plan(p, t), d, blocks));
-        }
-      }
+      // The default tile with the L1 at its smallest (a control, session 13).
+      out.push_back(with_small_l1(out.front()));
       break;
     }
     case SoftmaxFamily::block_hybrid:
@@ -728,8 +711,7 @@ std::string summary(const SoftmaxPlan& s) {
                          s.two_pass ? " two-pass" : "");
     case SoftmaxFamily::block_row:
       return fmt::format("block_row T={} K={} cap={}{}", s.threads, s.vecs, s.capacity,
-                         s.blocks_per_sm > 0 ? fmt::format(" blocks/SM={}", s.blocks_per_sm)
-                                             : std::string{});
+                         s.small_l1 ? " small-L1" : "");
     case SoftmaxFamily::block_hybrid:
       return fmt::format("block_hybrid T={} K={} cap={} smem={}", s.threads, s.vecs, s.capacity,
                          s.smem_bytes);

@@ -61,10 +61,6 @@ inline constexpr int kSplitBlocksPerSm = 2;         // split_row: __launch_bound
 // The register-tile blocks (block_row, block_hybrid, cluster_tile) keep every thread within 64
 // registers: 1024 threads fill an SM's 64K registers, as one block of 1024 or several smaller.
 inline constexpr int kTileThreadsPerSm = 1024;
-// sm_90's per-SM limits on resident threads and blocks (block_row's occupancy candidates).
-inline constexpr int kMaxThreadsPerSm = 2048;
-inline constexpr int kMaxBlocksPerSm = 32;
-inline constexpr int kThreadsPerWarp = 32;
 inline constexpr int kPortableClusterSize = 8;      // clusters above this need the opt-in attribute
 inline constexpr int kMaxClusterSize = 16;          // Hopper's non-portable maximum
 inline constexpr std::size_t kSmemReservedPerBlock = 1024;  // sm_90 reserves 1 KB per block
@@ -153,9 +149,9 @@ struct SoftmaxPlan {
                                 // its copies are issued a trip earlier; rows on chip)
   bool repoll = false;          // split_row pipelined: a partial found unpublished at the trip's
                                 // start is loaded again before the statistics' reduction
-  int blocks_per_sm = 0;        // block_row: at most this many blocks on an SM, by the dynamic
-                                // shared memory each takes (smem_bytes, unused by the kernel);
-                                // 0: as many as registers and threads allow (a tuning candidate)
+  bool small_l1 = false;        // block_row: launched with the SM's L1 / shared memory split
+                                // all shared memory (L1 at its smallest), the occupancy the same:
+                                // a tuning-run control for what the L1 size does to the loads
   bool thread_copy = false;     // cluster_row: the threads copy the slice into shared memory
                                 // (cp.async), not the copy engine (TMA)
   std::size_t workspace_bytes = 0;  // split_row: partials + arrival counters

@@ -60,13 +60,6 @@ int split_row_blocks_per_sm(const SoftmaxPlan& plan, DType t);
 // holds at once: SMs x cudaOccupancyMaxActiveBlocksPerMultiprocessor.
 std::int64_t resident_blocks(const void* kernel, int threads, std::size_t smem);
 
-// Lets `kernel` take `bytes` of dynamic shared memory (the opt-in attribute, needed past 48 KB).
-void allow_dynamic_shared_memory(const void* kernel, std::size_t bytes);
-template <class Kernel>
-void allow_dynamic_shared_memory(Kernel* kernel, std::size_t bytes) {
-  allow_dynamic_shared_memory(reinterpret_cast<const void*>(kernel), bytes);
-}
-
 inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 // The register-tile kernels' minimum blocks per SM in __launch_bounds__: kTileThreadsPerSm

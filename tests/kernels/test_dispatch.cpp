@@ -109,18 +109,8 @@ void check_invariants(const SoftmaxPlan& s, const Problem& p, const DeviceLimits
       CHECK(s.capacity >= p.N + head_room(p));
       CHECK(s.grid == p.M);
       CHECK(s.traffic == TrafficModel::fused);
-      // The occupancy candidates: exactly blocks_per_sm blocks' shared memory fits in an SM's,
-      // one more block's does not; below what the SM's threads allow. Else no shared memory.
-      if (s.blocks_per_sm > 0) {
-        const std::size_t per_block = s.smem_bytes + kSmemReservedPerBlock;
-        CHECK(per_block * static_cast<std::size_t>(s.blocks_per_sm) <= smem_per_sm(d));
-        CHECK(per_block * static_cast<std::size_t>(s.blocks_per_sm + 1) > smem_per_sm(d));
-        CHECK(s.smem_bytes <= d.shared_bytes_per_block);
-        CHECK(s.blocks_per_sm * s.threads < kMaxThreadsPerSm);
-        CHECK(summary(s).find(" blocks/SM=") != std::string::npos);
-      } else {
-        CHECK(s.smem_bytes == 0);
-      }
+      CHECK(s.smem_bytes == 0);
+      if (s.small_l1) CHECK(summary(s).find(" small-L1") != std::string::npos);
       break;
     }
     case SoftmaxFamily::block_hybrid: {
@@ -800,35 +790,23 @@ TEST_CASE("dispatch: fp32 block_row rows of 1000-4096 take the tiles measured fa
   CHECK(b.vecs == 4);
 }
 
-TEST_CASE("dispatch: block_row's occupancy caps are candidates of the default and the smallest "
-          "tile only",
+TEST_CASE("dispatch: block_row's small-L1 control is a candidate of the default tile, never the "
+          "default",
           "[dispatch]") {
-  // fp32 N = 2048: the default 192 x 4 and the smallest, 128 x 4, each at 40, 32, 24 and 16
-  // warps' worth of blocks an SM (192 x 4: 6, 5, 4, 2; 128 x 4: 10, 8, 6, 4); never the default.
-  const Problem p = dense(65536, 2048);
-  CHECK(plan_softmax(p, kH200).blocks_per_sm == 0);
-  std::vector<std::pair<int, int>> caps;  // (threads, blocks)
-  for (const SoftmaxPlan& s : family_plans(SoftmaxFamily::block_row, p, kH200))
-    if (s.blocks_per_sm > 0) caps.emplace_back(s.threads, s.blocks_per_sm);
-  CHECK(caps == std::vector<std::pair<int, int>>{{192, 6}, {192, 5}, {192, 4}, {192, 2},
-                                                 {128, 10}, {128, 8}, {128, 6}, {128, 4}});
-  // 1024-thread tiles: 1 block (the registers' own limit on the H200), the control.
-  bool one = false;
-  for (const SoftmaxPlan& s : family_plans(SoftmaxFamily::block_row, dense(4096, 32768), kH200))
-    one = one || (s.threads == 1024 && s.blocks_per_sm == 1);
-  CHECK(one);
-  // The launcher refuses a cap without its bytes, before any launch (no GPU needed).
-  SoftmaxPlan bad = plan_softmax(p, kH200);
-  bad.blocks_per_sm = 4;
-  Launch l;
-  l.p = p;
-  std::string what = "accepted";
-  try {
-    launch_plan(bad, l);
-  } catch (const std::invalid_argument& e) {
-    what = e.what();
+  for (const std::int64_t n : {1000, 2048, 8192, 32768}) {
+    const Problem p = dense((std::int64_t{1} << 27) / n, n);
+    const SoftmaxPlan def = plan_softmax(p, kH200);
+    INFO(summary(def));
+    CHECK_FALSE(def.small_l1);
+    int controls = 0;
+    for (const SoftmaxPlan& s : family_plans(SoftmaxFamily::block_row, p, kH200))
+      if (s.small_l1) {
+        ++controls;
+        CHECK(s.threads == def.threads);
+        CHECK(s.vecs == def.vecs);
+      }
+    CHECK(controls == 1);
   }
-  CHECK(what.find("blocks_per_sm = 4") != std::string::npos);
 }
 
 TEST_CASE("dispatch: a candidate plan is found by its summary, and only a candidate",
