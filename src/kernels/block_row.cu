@@ -77,26 +77,8 @@ void launch_block_row(const SoftmaxPlan& plan, const Launch& l) {
       const Access access = tile_access(l.x, p.ld_x, l.y, p.ld_y, sizeof(T), p.N,
                                         static_cast<std::int64_t>(kThreads) * K * Vec<T>::kElems);
       with_access(access, [&](auto a) {
-        const auto kernel = block_row_kernel<T, kThreads, K, a>;
-        const auto* xp = static_cast<const T*>(l.x);
-        auto* yp = static_cast<T*>(l.y);
-        if (!plan.small_l1) {
-          kernel<<<static_cast<unsigned>(p.M), kThreads, 0, l.stream>>>(xp, yp, p.N, p.ld_x,
-                                                                        p.ld_y);
-        } else {
-          // The control (a tuning candidate): the SM's L1 / shared split all shared memory for
-          // this launch, which the kernel does not use.
-          cudaLaunchConfig_t cfg{};
-          cfg.gridDim = dim3(static_cast<unsigned>(p.M));
-          cfg.blockDim = dim3(kThreads);
-          cfg.stream = l.stream;
-          cudaLaunchAttribute attr[1];
-          attr[0].id = cudaLaunchAttributePreferredSharedMemoryCarveout;
-          attr[0].val.sharedMemCarveout = cudaSharedmemCarveoutMaxShared;
-          cfg.attrs = attr;
-          cfg.numAttrs = 1;
-          CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, xp, yp, p.N, p.ld_x, p.ld_y));
-        }
+        block_row_kernel<T, kThreads, K, a><<<static_cast<unsigned>(p.M), kThreads, 0, l.stream>>>(
+            static_cast<const T*>(l.x), static_cast<T*>(l.y), p.N, p.ld_x, p.ld_y);
       });
       CUDA_CHECK_LAUNCH();
     });

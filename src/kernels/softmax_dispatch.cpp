@@ -122,17 +122,6 @@ SoftmaxPlan block_row_plan(const Problem& p, TileShape tile) {
   return s;
 }
 
-// The same block_row plan launched with the L1 at its smallest (the split all shared memory), its
-// occupancy unchanged: a control for the tuning run. On the H200 block_row plans given unused
-// shared memory to cap their blocks an SM ran 0.44-0.97x -- and 0.77x where the cap was the
-// registers' own (1024 x 8 at N = 32768, one block an SM): session 13, call 2. This separates the
-// L1's size from the occupancy.
-SoftmaxPlan with_small_l1(SoftmaxPlan s) {
-  s.small_l1 = true;
-  s.why += "; launched with the L1 / shared memory split all shared (L1 at its smallest)";
-  return s;
-}
-
 // ---- block_hybrid ------------------------------------------------------------------------------
 
 // Dynamic shared memory a slice kernel's block may take: the opt-in limit less the budget for
@@ -441,7 +430,7 @@ bool same_plan(const SoftmaxPlan& a, const SoftmaxPlan& b) {
          a.resident == b.resident && a.grid == b.grid && a.prefetch == b.prefetch &&
          a.repoll == b.repoll &&
          a.thread_copy == b.thread_copy && a.tagged_partials == b.tagged_partials &&
-         a.buffers == b.buffers && a.small_l1 == b.small_l1;
+         a.buffers == b.buffers;
 }
 
 // The same cluster_row plan with its slice copied in the other way (threads / copy engine): a
@@ -564,8 +553,6 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
         if (holding++ == kMaxTiles) break;
         if (t != *pick) out.push_back(block_row_plan(p, t));
       }
-      // The default tile with the L1 at its smallest (a control, session 13).
-      out.push_back(with_small_l1(out.front()));
       break;
     }
     case SoftmaxFamily::block_hybrid:
@@ -710,8 +697,7 @@ std::string summary(const SoftmaxPlan& s) {
                          s.capacity, s.grid > 0 ? fmt::format(" grid={}", s.grid) : std::string{},
                          s.two_pass ? " two-pass" : "");
     case SoftmaxFamily::block_row:
-      return fmt::format("block_row T={} K={} cap={}{}", s.threads, s.vecs, s.capacity,
-                         s.small_l1 ? " small-L1" : "");
+      return fmt::format("block_row T={} K={} cap={}", s.threads, s.vecs, s.capacity);
     case SoftmaxFamily::block_hybrid:
       return fmt::format("block_hybrid T={} K={} cap={} smem={}", s.threads, s.vecs, s.capacity,
                          s.smem_bytes);

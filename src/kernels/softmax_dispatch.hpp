@@ -149,9 +149,6 @@ struct SoftmaxPlan {
                                 // its copies are issued a trip earlier; rows on chip)
   bool repoll = false;          // split_row pipelined: a partial found unpublished at the trip's
                                 // start is loaded again before the statistics' reduction
-  bool small_l1 = false;        // block_row: launched with the SM's L1 / shared memory split
-                                // all shared memory (L1 at its smallest), the occupancy the same:
-                                // a tuning-run control for what the L1 size does to the loads
   bool thread_copy = false;     // cluster_row: the threads copy the slice into shared memory
                                 // (cp.async), not the copy engine (TMA)
   std::size_t workspace_bytes = 0;  // split_row: partials + arrival counters
