@@ -181,8 +181,9 @@ TEST_CASE("production softmax: every candidate plan of a shape is correct", "[gp
                             dense(67, 1021),  dense(9, 50257),  dense(3, 1000003),
                             dense(24001, 128), dense(60013, 36)};
   for (const DType t : {DType::f32, DType::bf16}) {
-    // Two rows too long for the card's shared memory (each read twice), the second starting off
-    // a 16-byte boundary: the streamed part's prefetch candidates among them.
+    // Two rows too long for the card's shared memory (each read twice, the part past the slices'
+    // shared memory streamed), the second starting off a 16-byte boundary: every candidate plan
+    // of rows read twice.
     const Problem twice = dense(2, first_two_read_n(t, d) + 4099, t);
     REQUIRE(plan_softmax(twice, d).traffic == TrafficModel::two_read);
     std::vector<Problem> all(std::begin(shapes), std::end(shapes));
