@@ -159,8 +159,8 @@ __device__ __forceinline__ float tile_scale(RowStats mine, RowStats row) {
 
 // Writes softmax of the tile's elements to `row`[0, n), through the same mapping as load_tile
 // (after tile_stats, `factor` from tile_scale; or after tile_exp_sum against the row's own max,
-// `factor` 1 / the row's sum). On the vector path y's row must start as far past
-// a 16-byte boundary as x's (same_vector_offsets).
+// `factor` 1 / the row's sum). On the vector path y's row must start as far past a 16-byte
+// boundary as x's (same_vector_offsets).
 template <int W, int kLanes, bool kWindowed = false, class T, int K>
 __device__ __forceinline__ void store_tile(T* row, std::int64_t n, int lane, const RowTile<T, K>& t,
                                            float factor) {

@@ -78,9 +78,9 @@ __device__ __forceinline__ void warp_rows_body(const T* __restrict__ x, T* __res
         // sum: 2 x log2(G) shuffles of one float, where the pairs' merge below shuffles two
         // and rescales a sum (an FFMA and a MUFU.EX2 with its -inf guard) at every step.
         // Numerics as the merge's (row_stats.cuh): a row of -inf has max -inf, reference 0,
-        // exponentials 0 and sum 0, so 0 x (1 / 0) = NaN; a NaN is passed over by the max and
-        // makes the sum, so the whole row, NaN; +inf makes exp(inf - inf) = NaN. Each output is
-        // exp(x - row max) / sum, one rounding fewer than the merge's rescaled exponentials.
+        // exponentials 0 and sum 0, so 0 x (1 / 0) = NaN; a NaN is skipped by the max (fmaxf)
+        // but makes the sum NaN, and so every output; +inf gives exp(inf - inf) = NaN. Each
+        // output is exp(x - row max) / sum, one rounding fewer than the merge's rescaling.
         const float row_max = group_allreduce<G>(tile_max(tile[k]), MaxOp{});
         const float sum =
             group_allreduce<G>(tile_exp_sum(tile[k], exp_reference(row_max)), SumOp{});
