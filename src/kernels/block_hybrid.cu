@@ -55,8 +55,7 @@ inline constexpr int kOutputGroup = sizeof(T) == 4 ? 2 : 1;
 
 // W = V: the tile's window ends on a 16-byte boundary of x and y (kWindowed: the row starts
 // anywhere), so the slice starts on one. W = 1: element by element, the slice through its window.
-// kOrder: SoftmaxPlan::hybrid_order (the default, copies_first, is steps 1-2 as above).
-template <int W, bool kWindowed, int kThreads, int K, HybridOrder kOrder, class T>
+template <int W, bool kWindowed, int kThreads, int K, class T>
 __device__ __forceinline__ void block_hybrid_body(const T* __restrict__ x, T* __restrict__ y,
                                                   std::int64_t N, std::int64_t ld_x,
                                                   std::int64_t ld_y) {
@@ -76,24 +75,13 @@ __device__ __forceinline__ void block_hybrid_body(const T* __restrict__ x, T* __
   SliceBarriers sb{bars};
   const SliceWindow w = slice_window<W == 1>(xrow + cut, N - cut, true);
   const std::int64_t per = chunk_vecs(w.vhi);
+  issue_slice_copy(s, xrow + cut - w.lo, w, per, sb);
   RowTile<T, K> tile;
-  if constexpr (kOrder == HybridOrder::tile_first) {
-    load_tile<W, kThreads, kWindowed>(xrow, cut, t, tile);
-    issue_slice_copy(s, xrow + cut - w.lo, w, per, sb);
-  } else {
-    issue_slice_copy(s, xrow + cut - w.lo, w, per, sb);
-    load_tile<W, kThreads, kWindowed>(xrow, cut, t, tile);
-  }
+  load_tile<W, kThreads, kWindowed>(xrow, cut, t, tile);
 
   // 2. Statistics: the tile's, the slice's, one block reduction.
-  RowStats mine, sliced;
-  if constexpr (kOrder == HybridOrder::slice_stats_first) {
-    sliced = slice_stats(s, w, per, sb);
-    mine = tile_stats(tile);
-  } else {
-    mine = tile_stats(tile);
-    sliced = slice_stats(s, w, per, sb);
-  }
+  const RowStats mine = tile_stats(tile);
+  const RowStats sliced = slice_stats(s, w, per, sb);
   const RowStats stats = block_allreduce<kThreads>(merge(mine, sliced), MergeOp{});
 
   // 3. Output: the tile from registers, the slice from shared memory.
@@ -105,26 +93,11 @@ __device__ __forceinline__ void block_hybrid_body(const T* __restrict__ x, T* __
 
 // A thread within 64 registers: 1024 threads per SM (one block of 1024, or two of 512;
 // softmax_families.hpp).
-template <class T, int kThreads, int K, Access A, HybridOrder kOrder>
+template <class T, int kThreads, int K, Access A>
 __global__ void __launch_bounds__(kThreads, kTileMinBlocks<kThreads>)
     block_hybrid_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t N,
                         std::int64_t ld_x, std::int64_t ld_y) {
-  block_hybrid_body<kGroupWidth<T, A>, kWindowed<A>, kThreads, K, kOrder>(x, y, N, ld_x, ld_y);
-}
-
-// f(the plan's order, as a compile-time constant).
-template <class F>
-void with_order(HybridOrder order, F&& f) {
-  switch (order) {
-    case HybridOrder::copies_first:
-      return f(std::integral_constant<HybridOrder, HybridOrder::copies_first>{});
-    case HybridOrder::tile_first:
-      return f(std::integral_constant<HybridOrder, HybridOrder::tile_first>{});
-    case HybridOrder::slice_stats_first:
-      return f(std::integral_constant<HybridOrder, HybridOrder::slice_stats_first>{});
-  }
-  throw std::invalid_argument("block_hybrid: unknown order " +
-                              std::to_string(static_cast<int>(order)));
+  block_hybrid_body<kGroupWidth<T, A>, kWindowed<A>, kThreads, K>(x, y, N, ld_x, ld_y);
 }
 
 template <class T, Access A, class F>
@@ -133,15 +106,13 @@ bool with_kernel(const SoftmaxPlan& plan, F&& f) {
   return with_tile(Tiles{}, plan.threads, plan.vecs, [&](auto tile) {
     constexpr int kThreads = decltype(tile)::kLanes;
     constexpr int K = decltype(tile)::kVecs;
-    with_order(plan.hybrid_order, [&](auto order) {
-      const auto kernel = block_hybrid_kernel<T, kThreads, K, A, order>;
-      static const bool prepared = [&] {  // once per instantiation
-        allow_all_dynamic_shared_memory(kernel);
-        return true;
-      }();
-      (void)prepared;
-      f(kernel, static_cast<std::int64_t>(kThreads) * K * Vec<T>::kElems);
-    });
+    const auto kernel = block_hybrid_kernel<T, kThreads, K, A>;
+    static const bool prepared = [&] {  // once per instantiation
+      allow_all_dynamic_shared_memory(kernel);
+      return true;
+    }();
+    (void)prepared;
+    f(kernel, static_cast<std::int64_t>(kThreads) * K * Vec<T>::kElems);
   });
 }
 

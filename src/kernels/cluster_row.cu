@@ -49,7 +49,7 @@ template <class T, bool kWindowed>
 __global__ void __launch_bounds__(kSliceThreads, 3)
     cluster_row_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t N,
                        std::int64_t ld_x, std::int64_t ld_y, std::int64_t slice, bool x_tma,
-                       bool y_vec, bool thread_copy, bool relaxed_exchange) {
+                       bool y_vec, bool thread_copy) {
   static_assert(kSliceThreads % kWarpSize == 0);
   extern __shared__ __align__(kVecBytes) unsigned char slice_smem[];
 #pragma nv_diag_suppress static_var_with_dynamic_init
@@ -72,7 +72,7 @@ __global__ void __launch_bounds__(kSliceThreads, 3)
   issue_slice_copy(s, src - w.lo, w, per, sb);
   const RowStats mine = block_allreduce<kSliceThreads>(slice_stats(s, w, per, sb), MergeOp{});
   // Every block's partial through distributed shared memory (cluster_stats.cuh).
-  const RowStats row_stats = cluster_row_stats(block_stats, mine, relaxed_exchange);
+  const RowStats row_stats = cluster_row_stats(block_stats, mine);
 
   write_slice(s, y + row * ld_y + begin - w.lo, w, y_vec, row_scale(row_stats));
 
@@ -128,8 +128,7 @@ void launch_cluster_row(const SoftmaxPlan& plan, const Launch& l) {
                        plan.smem_bytes;
     const bool y_vec = x_tma && same_vector_offsets(l.x, p.ld_x, l.y, p.ld_y, sizeof(T));
     CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, static_cast<const T*>(l.x), static_cast<T*>(l.y),
-                                  p.N, p.ld_x, p.ld_y, plan.slice, x_tma, y_vec, plan.thread_copy,
-                                  plan.relaxed_exchange));
+                                  p.N, p.ld_x, p.ld_y, plan.slice, x_tma, y_vec, plan.thread_copy));
     CUDA_CHECK_LAUNCH();
   });
 }

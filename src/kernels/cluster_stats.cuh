@@ -10,14 +10,15 @@
 // every thread arrives on the cluster barrier again; cluster_wait_readers() waits for all of the
 // cluster's arrivals before the block may exit.
 //
-// By default both arrivals have release semantics in every thread (barrier.cluster.arrive, as
-// cooperative_groups' cluster.sync() emits): a memory barrier in each warp. Only thread 0's write
-// needs it. Arriving relaxed in every other thread (thread 0 alone with release, so warp 0 split
-// between the two) hung every cluster kernel on the H200 (session 7, call 2). Not yet understood;
-// a guess to test: the arrival counts per warp, and the split warp arrived twice. `relaxed`
-// (SoftmaxPlan::relaxed_exchange, a tuning candidate) tests it without splitting a warp: warp 0
-// arrives with release (its thread 0 wrote the pair), warps 1.. relaxed; the second arrival is
-// relaxed everywhere (it orders no write: the pairs read before it are already in registers).
+// Only thread 0 writes what the other blocks read, so only its arrival needs release semantics.
+// Warp 0 arrives with release (barrier.cluster.arrive: a memory barrier in that warp), the other
+// warps relaxed; the second arrival orders no write (the pairs read before it are already in
+// registers) and is relaxed in every warp. On the H200 this took cluster_tile of 512-thread
+// blocks 1.05-1.10x and cluster_row 1.01-1.09x against release arrivals in every warp, as
+// cooperative_groups' cluster.sync() emits (a MEMBAR in each of the SM's 32 warps, once per row:
+// docs/performance.md, session 14). The split is by warp, never inside one: thread 0 alone with
+// release and threads 1-31 relaxed, warp 0 divided between two arrive instructions, hung every
+// cluster kernel (session 7).
 #pragma once
 
 #include <cooperative_groups.h>
@@ -32,26 +33,21 @@ namespace smr::prod {
 // reduction's result) and the other blocks' pairs. `slot` is a __shared__ RowStats of this block.
 // Every thread of every block of the cluster must call it, then cluster_wait_readers() before it
 // exits.
-__device__ __forceinline__ RowStats cluster_row_stats(RowStats& slot, RowStats block,
-                                                     bool relaxed = false) {
+__device__ __forceinline__ RowStats cluster_row_stats(RowStats& slot, RowStats block) {
   namespace cg = cooperative_groups;
   const cg::cluster_group cluster = cg::this_cluster();
   if (threadIdx.x == 0) slot = block;
-  // Every pair written and released (the branch is uniform in each warp).
-  if (relaxed && threadIdx.x >= kWarpSize)
-    cuda::ptx::barrier_cluster_arrive(cuda::ptx::sem_relaxed);
-  else
+  // Every pair written and released (one arrive instruction per warp: the branch is warp-uniform).
+  if (threadIdx.x < kWarpSize)
     cuda::ptx::barrier_cluster_arrive();
+  else
+    cuda::ptx::barrier_cluster_arrive(cuda::ptx::sem_relaxed);
   cuda::ptx::barrier_cluster_wait();
   const int C = static_cast<int>(cluster.num_blocks());
   const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
   const RowStats part = lane < C ? *cluster.map_shared_rank(&slot, lane) : empty_stats();
   const RowStats row = warp_allreduce(part, MergeOp{});
-  // Done reading the others' pairs.
-  if (relaxed)
-    cuda::ptx::barrier_cluster_arrive(cuda::ptx::sem_relaxed);
-  else
-    cuda::ptx::barrier_cluster_arrive();
+  cuda::ptx::barrier_cluster_arrive(cuda::ptx::sem_relaxed);  // done reading the others' pairs
   return row;
 }
 

@@ -46,8 +46,7 @@ namespace {
 template <int W, bool kWindowed, int kThreads, int K, class T>
 __device__ __forceinline__ void cluster_tile_body(const T* __restrict__ x, T* __restrict__ y,
                                                   std::int64_t N, std::int64_t ld_x,
-                                                  std::int64_t ld_y, std::int64_t slice,
-                                                  bool relaxed_exchange) {
+                                                  std::int64_t ld_y, std::int64_t slice) {
   __shared__ RowStats block_stats;  // this block's partial, read by the whole cluster
   const cg::cluster_group cluster = cg::this_cluster();
   const int C = static_cast<int>(cluster.num_blocks());
@@ -62,7 +61,7 @@ __device__ __forceinline__ void cluster_tile_body(const T* __restrict__ x, T* __
   const RowStats mine = tile_stats(tile);
   const RowStats block = block_allreduce<kThreads>(mine, MergeOp{});
   // Every block's partial through distributed shared memory (cluster_stats.cuh).
-  const RowStats row_stats = cluster_row_stats(block_stats, block, relaxed_exchange);
+  const RowStats row_stats = cluster_row_stats(block_stats, block);
 
   store_tile<W, kThreads, kWindowed>(y + row * ld_y + begin, n, t, tile,
                                      tile_scale(mine, row_stats));
@@ -75,10 +74,8 @@ __device__ __forceinline__ void cluster_tile_body(const T* __restrict__ x, T* __
 template <class T, int kThreads, int K, Access A>
 __global__ void __launch_bounds__(kThreads, kTileMinBlocks<kThreads>)
     cluster_tile_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t N,
-                        std::int64_t ld_x, std::int64_t ld_y, std::int64_t slice,
-                        bool relaxed_exchange) {
-  cluster_tile_body<kGroupWidth<T, A>, kWindowed<A>, kThreads, K>(x, y, N, ld_x, ld_y, slice,
-                                                                  relaxed_exchange);
+                        std::int64_t ld_x, std::int64_t ld_y, std::int64_t slice) {
+  cluster_tile_body<kGroupWidth<T, A>, kWindowed<A>, kThreads, K>(x, y, N, ld_x, ld_y, slice);
 }
 
 template <class T, Access A, class F>
@@ -126,8 +123,7 @@ void launch_cluster_tile(const SoftmaxPlan& plan, const Launch& l) {
         const cudaLaunchConfig_t cfg = cluster_launch_config(p.M * plan.cluster, plan.threads, 0,
                                                              plan.cluster, l.stream, attr);
         CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, static_cast<const T*>(l.x),
-                                      static_cast<T*>(l.y), p.N, p.ld_x, p.ld_y, plan.slice,
-                                      plan.relaxed_exchange));
+                                      static_cast<T*>(l.y), p.N, p.ld_x, p.ld_y, plan.slice));
         CUDA_CHECK_LAUNCH();
       });
     });

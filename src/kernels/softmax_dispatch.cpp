@@ -430,32 +430,7 @@ bool same_plan(const SoftmaxPlan& a, const SoftmaxPlan& b) {
          a.resident == b.resident && a.grid == b.grid && a.prefetch == b.prefetch &&
          a.repoll == b.repoll &&
          a.thread_copy == b.thread_copy && a.tagged_partials == b.tagged_partials &&
-         a.buffers == b.buffers && a.relaxed_exchange == b.relaxed_exchange &&
-         a.hybrid_order == b.hybrid_order && a.stream_vecs == b.stream_vecs &&
-         a.stream_loads_first == b.stream_loads_first;
-}
-
-// Tuning candidates beside a family's plans (each timed against the plan it varies):
-// a cluster plan whose exchange arrives with release in warp 0 only;
-SoftmaxPlan with_relaxed_exchange(SoftmaxPlan s) {
-  s.relaxed_exchange = true;
-  s.why += "; the exchange's barrier arrived with release by warp 0 only, the others relaxed";
-  return s;
-}
-// a block_hybrid plan with its loads or statistics in another order;
-SoftmaxPlan with_hybrid_order(SoftmaxPlan s, HybridOrder order) {
-  s.hybrid_order = order;
-  s.why += order == HybridOrder::tile_first
-               ? "; the tile's loads issued before the slice's copies"
-               : "; the slice's statistics taken before the tile's";
-  return s;
-}
-// a split_row plan of rows read twice whose second pass issues a step's loads first (4 or 8).
-SoftmaxPlan with_stream(SoftmaxPlan s, int vecs) {
-  s.stream_vecs = vecs;
-  s.stream_loads_first = true;
-  s.why += fmt::format("; {} vectors a streamed step, the second pass's loads issued first", vecs);
-  return s;
+         a.buffers == b.buffers;
 }
 
 // The same cluster_row plan with its slice copied in the other way (threads / copy engine): a
@@ -585,19 +560,11 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
         SoftmaxPlan s = block_hybrid_plan(p, d, t);
         if (s.threads > 0) out.push_back(s);
       }
-      if (!out.empty()) {
-        const SoftmaxPlan first = out.front();
-        out.push_back(with_hybrid_order(first, HybridOrder::tile_first));
-        out.push_back(with_hybrid_order(first, HybridOrder::slice_stats_first));
-      }
       break;
     case SoftmaxFamily::cluster_tile:
       for (TileShape t : cluster_tile_tiles(p.dtype)) {
         SoftmaxPlan s = cluster_tile_plan(p, d, t, max_cluster);
-        if (s.cluster > 1) {  // C = 1 is block_row
-          out.push_back(s);
-          out.push_back(with_relaxed_exchange(s));
-        }
+        if (s.cluster > 1) out.push_back(s);  // C = 1 is block_row
       }
       break;
     case SoftmaxFamily::cluster_row:
@@ -607,7 +574,6 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
         if (s.cluster > 0 && (s.slice * b >= 4096 || C == 1)) {
           out.push_back(s);
           out.push_back(other_copy(s));
-          if (C > 1) out.push_back(with_relaxed_exchange(s));
         }
       }
       break;
@@ -616,10 +582,6 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
         out.push_back(split_plan(p, d, Prefetch::by_rule));
         out.push_back(split_plan(p, d, out.back().prefetch ? Prefetch::off : Prefetch::on));
         out.push_back(by_counter(out.front()));
-        // Rows read twice: the streamed loop's variants.
-        if (p.dtype == DType::f32 && out.front().resident < out.front().slice &&
-            out.front().buffers == 1)
-          for (const int vecs : {4, 8}) out.push_back(with_stream(out.front(), vecs));
         // One block per SM: slices twice as long.
         out.push_back(split_plan(p, d, Prefetch::by_rule, 1));
         // One block per SM with two slices of the same length as two blocks' (rows on chip),
@@ -737,27 +699,22 @@ std::string summary(const SoftmaxPlan& s) {
     case SoftmaxFamily::block_row:
       return fmt::format("block_row T={} K={} cap={}", s.threads, s.vecs, s.capacity);
     case SoftmaxFamily::block_hybrid:
-      return fmt::format("block_hybrid T={} K={} cap={} smem={}{}", s.threads, s.vecs, s.capacity,
-                         s.smem_bytes,
-                         s.hybrid_order == HybridOrder::tile_first          ? " tile-first"
-                         : s.hybrid_order == HybridOrder::slice_stats_first ? " slice-stats-first"
-                                                                            : "");
+      return fmt::format("block_hybrid T={} K={} cap={} smem={}", s.threads, s.vecs, s.capacity,
+                         s.smem_bytes);
     case SoftmaxFamily::cluster_tile:
-      return fmt::format("cluster_tile C={} T={} K={} slice={}{}", s.cluster, s.threads, s.vecs,
-                         s.slice, s.relaxed_exchange ? " relaxed" : "");
+      return fmt::format("cluster_tile C={} T={} K={} slice={}", s.cluster, s.threads, s.vecs,
+                         s.slice);
     case SoftmaxFamily::cluster_row:
-      return fmt::format("cluster_row C={} slice={} smem={}{}{}", s.cluster, s.slice, s.smem_bytes,
-                         s.thread_copy ? " ldgsts" : "", s.relaxed_exchange ? " relaxed" : "");
+      return fmt::format("cluster_row C={} slice={} smem={}{}", s.cluster, s.slice, s.smem_bytes,
+                         s.thread_copy ? " ldgsts" : "");
     case SoftmaxFamily::split_row:
-      return fmt::format("split_row S={} slice={} resident={} R={} grid={} smem={}{}{}{}{}{}",
+      return fmt::format("split_row S={} slice={} resident={} R={} grid={} smem={}{}{}{}{}",
                          s.slices, s.slice, s.resident, s.rows_in_flight, s.grid, s.smem_bytes,
                          s.prefetch ? " prefetch" : "", s.tagged_partials ? "" : " counted",
                          s.repoll ? " repoll" : "",
                          s.buffers == 2   ? " pipelined"
                          : s.buffers == 3 ? " pipelined B=3"
-                                          : "",
-                         s.stream_loads_first ? fmt::format(" stream={} loads-first", s.stream_vecs)
-                                              : std::string{});
+                                          : "");
   }
   return "?";
 }

@@ -123,13 +123,6 @@ std::vector<TileShape> warp_rows_tiles(DType t);
 std::vector<TileShape> block_row_tiles(DType t);
 std::vector<TileShape> cluster_tile_tiles(DType t);  // (threads, K) per block, largest first
 
-// block_hybrid: the order of a row's loads and of its two statistics passes.
-enum class HybridOrder : int {
-  copies_first,       // the slice's copies, then the tile's loads; the tile's statistics first
-  tile_first,         // the tile's loads, then the slice's copies; the tile's statistics first
-  slice_stats_first,  // the slice's copies, then the tile's loads; the slice's statistics first
-};
-
 // What one launch of the production softmax does.
 struct SoftmaxPlan {
   SoftmaxFamily family = SoftmaxFamily::warp_rows;
@@ -158,14 +151,6 @@ struct SoftmaxPlan {
                                 // start is loaded again before the statistics' reduction
   bool thread_copy = false;     // cluster_row: the threads copy the slice into shared memory
                                 // (cp.async), not the copy engine (TMA)
-  bool relaxed_exchange = false;  // cluster_row, cluster_tile: only warp 0 arrives at the
-                                  // exchange's barrier with release, the other warps relaxed
-                                  // (cluster_stats.cuh), not every warp with release
-  HybridOrder hybrid_order = HybridOrder::copies_first;  // block_hybrid
-  int stream_vecs = 4;          // split_row, rows read twice: 16-byte vectors a thread streams a
-                                // step (4, or 8 with stream_loads_first)
-  bool stream_loads_first = false;  // split_row: the second pass issues a step's loads before its
-                                    // first store
   std::size_t workspace_bytes = 0;  // split_row: partials + arrival counters
   TrafficModel traffic = TrafficModel::fused;
   std::string why;              // the choice in words, for docs, logs and results' `extra`

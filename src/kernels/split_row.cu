@@ -64,7 +64,6 @@ namespace smr::prod {
 namespace {
 
 // Vectors (or elements without 16-byte alignment) a thread streams per step: 64 bytes in flight.
-// (SoftmaxPlan::stream_vecs: 4, or 8 as a tuning candidate.)
 inline constexpr int kStreamUnroll = 4;
 
 // The groups of W elements wholly inside window[begin, end): [g0, g1) (none when begin and end
@@ -87,17 +86,16 @@ __device__ __forceinline__ void for_each_stream_edge(std::int64_t begin, std::in
 }
 
 // (max, sum) of this thread's share of window[begin, end), read from global memory (pass 1): W = V
-// when the window is 16-byte aligned (whole vectors, the edges element by element), else 1; U
-// loads a step, all issued before the step's first merge.
-template <int W, int U, class T>
+// when the window is 16-byte aligned (whole vectors, the edges element by element), else 1.
+template <int W, class T>
 __device__ __forceinline__ RowStats stream_stats(const T* window, std::int64_t begin,
                                                  std::int64_t end, RowStats st) {
   const GroupRange g = whole_groups<W>(begin, end);
-  constexpr std::int64_t kStep = static_cast<std::int64_t>(kSliceThreads) * U;
+  constexpr std::int64_t kStep = static_cast<std::int64_t>(kSliceThreads) * kStreamUnroll;
   for (std::int64_t base = g.g0; base < g.g1; base += kStep) {
-    float f[U][W];
+    float f[kStreamUnroll][W];
 #pragma unroll
-    for (int u = 0; u < U; ++u) {
+    for (int u = 0; u < kStreamUnroll; ++u) {
       const std::int64_t q = base + u * kSliceThreads + threadIdx.x;
       if constexpr (W == 1) {
         f[u][0] = q < g.g1 ? load_one(window + q) : -INFINITY;
@@ -114,7 +112,7 @@ __device__ __forceinline__ RowStats stream_stats(const T* window, std::int64_t b
       }
     }
 #pragma unroll
-    for (int u = 0; u < U; ++u) st = merge(st, stats_of(f[u]));
+    for (int u = 0; u < kStreamUnroll; ++u) st = merge(st, stats_of(f[u]));
   }
   for_each_stream_edge<W>(begin, end, g, [&](std::int64_t j) {
     const float f[1] = {load_one(window + j)};
@@ -123,77 +121,35 @@ __device__ __forceinline__ RowStats stream_stats(const T* window, std::int64_t b
   return st;
 }
 
-// One streamed group of y: W elements of x (a vector when W = V), their softmax stored to y
-// (16 bytes at once when y_vec).
-template <int W, class T>
-__device__ __forceinline__ void stream_store(T* y_window, std::int64_t q, const float (&f)[W],
-                                             bool y_vec, RowScale r) {
-  if constexpr (W == 1) {
-    y_window[q] = from_float<T>(softmax_value(f[0], r));
-  } else {
-    Vec<T> out;
-#pragma unroll
-    for (int e = 0; e < W; ++e) out.e[e] = from_float<T>(softmax_value(f[e], r));
-    if (y_vec) {
-      store_vec_streaming(y_window + q * W, out);  // keep L2 for x's second read
-    } else {
-#pragma unroll
-      for (int e = 0; e < W; ++e) y_window[q * W + e] = out.e[e];
-    }
-  }
-}
-template <int W, class T>
-__device__ __forceinline__ void stream_load(const T* window, std::int64_t q, float (&f)[W]) {
-  if constexpr (W == 1) {
-    f[0] = load_one(window + q);
-  } else {
-    const Vec<T> v = load_vec(window + q * W);
-#pragma unroll
-    for (int e = 0; e < W; ++e) f[e] = to_float(v.e[e]);
-  }
-}
-
 // y over the streamed part, window[begin, end) of x and of y (pass 2): x re-read, steps taken last
-// to first, U groups a step. kLoadsFirst: the step's U loads are all issued before its first
-// store (U loads in flight a thread); else each group is loaded and stored in turn.
-template <int W, int U, bool kLoadsFirst, class T>
+// to first.
+template <int W, class T>
 __device__ __forceinline__ void stream_write(const T* window, T* y_window, std::int64_t begin,
                                              std::int64_t end, bool y_vec, RowScale r) {
   const GroupRange g = whole_groups<W>(begin, end);
   for_each_stream_edge<W>(begin, end, g, [&](std::int64_t j) {
     y_window[j] = from_float<T>(softmax_value(load_one(window + j), r));
   });
-  constexpr std::int64_t kStep = static_cast<std::int64_t>(kSliceThreads) * U;
+  constexpr std::int64_t kStep = static_cast<std::int64_t>(kSliceThreads) * kStreamUnroll;
   const std::int64_t steps = (g.g1 - g.g0 + kStep - 1) / kStep;
   for (std::int64_t k = steps - 1; k >= 0; --k) {
-    const std::int64_t base = g.g0 + k * kStep + threadIdx.x;
-    if constexpr (kLoadsFirst) {
-      float f[U][W];
+    const std::int64_t base = g.g0 + k * kStep;
 #pragma unroll
-      for (int u = 0; u < U; ++u)
-        if (base + u * kSliceThreads < g.g1) stream_load<W>(window, base + u * kSliceThreads, f[u]);
+    for (int u = 0; u < kStreamUnroll; ++u) {
+      const std::int64_t q = base + u * kSliceThreads + threadIdx.x;
+      if (q >= g.g1) continue;
+      if constexpr (W == 1) {
+        y_window[q] = from_float<T>(softmax_value(load_one(window + q), r));
+      } else {
+        const Vec<T> v = load_vec(window + q * W);
+        Vec<T> out;
 #pragma unroll
-      for (int u = 0; u < U; ++u)
-        if (base + u * kSliceThreads < g.g1)
-          stream_store<W>(y_window, base + u * kSliceThreads, f[u], y_vec, r);
-    } else {
-#pragma unroll
-      for (int u = 0; u < U; ++u) {
-        const std::int64_t q = base + u * kSliceThreads;
-        if (q >= g.g1) continue;
-        if constexpr (W == 1) {
-          y_window[q] = from_float<T>(softmax_value(load_one(window + q), r));
+        for (int e = 0; e < W; ++e) out.e[e] = from_float<T>(softmax_value(to_float(v.e[e]), r));
+        if (y_vec) {
+          store_vec_streaming(y_window + q * W, out);  // keep L2 for x's second read
         } else {
-          const Vec<T> v = load_vec(window + q * W);
-          Vec<T> out;
 #pragma unroll
-          for (int e = 0; e < W; ++e) out.e[e] = from_float<T>(softmax_value(to_float(v.e[e]), r));
-          if (y_vec) {
-            store_vec_streaming(y_window + q * W, out);  // keep L2 for x's second read
-          } else {
-#pragma unroll
-            for (int e = 0; e < W; ++e) y_window[q * W + e] = out.e[e];
-          }
+          for (int e = 0; e < W; ++e) y_window[q * W + e] = out.e[e];
         }
       }
     }
@@ -354,10 +310,8 @@ __device__ __forceinline__ void trace_block(std::int64_t items, bool exit) {
 }
 
 // kWindowed: the rows may start off 16-byte boundaries (compiled apart from the aligned case, whose
-// offsets are 0 at compile time). U, kLoadsFirst: the streamed part's loads a step and the second
-// pass's order (stream_write; SoftmaxPlan::stream_vecs, stream_loads_first).
-template <class T, bool kWindowed, bool kTrace = false, int U = kStreamUnroll,
-          bool kLoadsFirst = false>
+// offsets are 0 at compile time).
+template <class T, bool kWindowed, bool kTrace = false>
 __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
     split_row_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t M, std::int64_t N,
                      std::int64_t ld_x, std::int64_t ld_y, int S, std::int64_t slice,
@@ -402,9 +356,9 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
     copy_slice_rest(s, window, w);
     RowStats st = slice_stats(s, w, chunk_vecs(resident / V), sb);
     if (x_tma)
-      st = stream_stats<V, U>(window, w.hi, w.lo + it.n, st);
+      st = stream_stats<V>(window, w.hi, w.lo + it.n, st);
     else
-      st = stream_stats<1, U>(window, w.hi, w.lo + it.n, st);
+      st = stream_stats<1>(window, w.hi, w.lo + it.n, st);
     st = block_allreduce<kSliceThreads>(st, MergeOp{});
     trace_point<kTrace>(item, 1);
 
@@ -440,9 +394,9 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
     const RowScale scale = row_scale(row_stats);
     T* y_window = y + it.row * ld_y + it.begin - w.lo;
     if (x_tma)
-      stream_write<V, U, kLoadsFirst>(window, y_window, w.hi, w.lo + it.n, y_vec, scale);
+      stream_write<V>(window, y_window, w.hi, w.lo + it.n, y_vec, scale);
     else
-      stream_write<1, U, kLoadsFirst>(window, y_window, w.hi, w.lo + it.n, y_vec, scale);
+      stream_write<1>(window, y_window, w.hi, w.lo + it.n, y_vec, scale);
 
     // 4. The resident part: its edges, then chunk by chunk, the next item's chunks copied into
     //    the bytes as they are freed (write_and_refill).
@@ -622,34 +576,11 @@ auto pipelined_kernel(int buffers, bool repoll) {
                       : split_row_pipelined_kernel<T, kWindowed, 2, false, kTrace>;
 }
 
-// The one-slice kernel for the plan's streamed loop (SoftmaxPlan::stream_vecs and
-// stream_loads_first: 4 vectors a step loaded and stored in turn, the default and the trace
-// launches' only; or, fp32 only, 4 or 8 with the second pass's loads first -- 16-bit ones spill
-// 128-600 bytes at the 64-register bound).
-template <class T, bool kWindowed, bool kTrace = false>
-auto one_slice_kernel(const SoftmaxPlan& plan) {
-  if constexpr (!kTrace && std::is_same_v<T, float>) {
-    if (plan.stream_loads_first)
-      return plan.stream_vecs == 8 ? split_row_kernel<T, kWindowed, false, 8, true>
-                                   : split_row_kernel<T, kWindowed, false, 4, true>;
-  }
-  return split_row_kernel<T, kWindowed, kTrace>;
-}
-
 // The dynamic shared memory limit of every instantiation (kTrace: the trace ones).
 template <class T, bool kTrace>
 void allow_split_kernels() {
   allow_all_dynamic_shared_memory(split_row_kernel<T, false, kTrace>);
   allow_all_dynamic_shared_memory(split_row_kernel<T, true, kTrace>);
-  if constexpr (!kTrace && std::is_same_v<T, float>) {
-    for (const int u : {4, 8}) {
-      SoftmaxPlan plan;
-      plan.stream_vecs = u;
-      plan.stream_loads_first = true;
-      allow_all_dynamic_shared_memory(one_slice_kernel<T, false>(plan));
-      allow_all_dynamic_shared_memory(one_slice_kernel<T, true>(plan));
-    }
-  }
   for (const int buffers : {2, 3})
     for (const bool repoll : {false, true}) {
       allow_all_dynamic_shared_memory(pipelined_kernel<T, false, kTrace>(buffers, repoll));
@@ -676,8 +607,8 @@ const void* split_kernel(const SoftmaxPlan& plan, bool windowed) {
                           pipelined_kernel<T, true>(plan.buffers, plan.repoll))
                     : reinterpret_cast<const void*>(
                           pipelined_kernel<T, false>(plan.buffers, plan.repoll));
-  return windowed ? reinterpret_cast<const void*>(one_slice_kernel<T, true>(plan))
-                  : reinterpret_cast<const void*>(one_slice_kernel<T, false>(plan));
+  return windowed ? reinterpret_cast<const void*>(split_row_kernel<T, true>)
+                  : reinterpret_cast<const void*>(split_row_kernel<T, false>);
 }
 
 // Blocks of the plan's kernel the device holds at once with its shared memory, asked once per
@@ -685,12 +616,11 @@ const void* split_kernel(const SoftmaxPlan& plan, bool windowed) {
 template <class T>
 std::int64_t resident_split_blocks(const SoftmaxPlan& plan) {
   static std::mutex mu;
-  static std::map<std::tuple<int, std::size_t, int, bool, int, bool>, std::int64_t> cache;
+  static std::map<std::tuple<int, std::size_t, int, bool>, std::int64_t> cache;
   int device = 0;
   CUDA_CHECK(cudaGetDevice(&device));
   const std::lock_guard<std::mutex> lock(mu);
-  const auto key = std::make_tuple(device, plan.smem_bytes, plan.buffers, plan.repoll,
-                                   plan.stream_vecs, plan.stream_loads_first);
+  const auto key = std::make_tuple(device, plan.smem_bytes, plan.buffers, plan.repoll);
   if (auto it = cache.find(key); it != cache.end()) return it->second;
   // (Both instantiations of a kernel take the same resources.)
   const std::int64_t n = resident_blocks(split_kernel<T>(plan, true), kSliceThreads,
@@ -719,14 +649,6 @@ void check_plan(const SoftmaxPlan& plan, const Problem& p) {
   if (plan.buffers < 1 || plan.buffers > 3)
     throw std::invalid_argument("split_row: " + std::to_string(plan.buffers) +
                                 " slices per block; 1, or 2 or 3 (the pipelined exchange)");
-  if ((plan.stream_vecs != 4 && plan.stream_vecs != 8) ||
-      (plan.stream_vecs == 8 && !plan.stream_loads_first) ||
-      (plan.stream_loads_first && p.dtype != DType::f32))
-    throw std::invalid_argument("split_row: " + std::to_string(plan.stream_vecs) +
-                                " streamed vectors a step" +
-                                (plan.stream_loads_first ? " with the loads first" : " in turn") +
-                                " for " + std::string(to_string(p.dtype)) +
-                                "; 4 in turn, or (fp32) 4 or 8 with the second pass's loads first");
   if (plan.repoll && plan.buffers == 1)
     throw std::invalid_argument("split_row: the early re-poll of unpublished partials is the "
                                 "pipelined exchange's (2 or 3 slices per block), not one slice's");
@@ -810,8 +732,8 @@ void launch_split(const SoftmaxPlan& plan, const Launch& l, std::uint64_t* trace
                                       static_cast<std::int64_t>(part_bytes / sizeof(T)), y_vec,
                                       plan.prefetch, partials));
       } else {
-        const auto kernel = windowed ? one_slice_kernel<T, true, kTrace>(plan)
-                                     : one_slice_kernel<T, false, kTrace>(plan);
+        const auto kernel =
+            windowed ? split_row_kernel<T, true, kTrace> : split_row_kernel<T, false, kTrace>;
         CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, xp, yp, p.M, p.N, p.ld_x, p.ld_y,
                                       plan.slices, plan.slice, plan.resident, x_tma, y_vec,
                                       plan.prefetch, plan.tagged_partials, partials, arrived));
@@ -831,8 +753,6 @@ void launch_split_row(const SoftmaxPlan& plan, const Launch& l) { launch_split(p
 
 void trace_split_row(const SoftmaxPlan& plan, const Launch& l, std::uint64_t* trace) {
   if (trace == nullptr) throw std::invalid_argument("split_row: trace launch without a buffer");
-  if (plan.stream_loads_first)
-    throw std::invalid_argument("split_row: trace launches stream 4 vectors a step in turn only");
   launch_split(plan, l, trace);
 }
 
