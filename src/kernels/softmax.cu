@@ -109,11 +109,14 @@ void launch_plan(const SoftmaxPlan& plan, const Launch& l) {
   throw std::invalid_argument("launch_plan: unknown kernel family");
 }
 
+int prod::active_clusters(const SoftmaxPlan& plan, DType t) {
+  if (plan.family == SoftmaxFamily::cluster_row) return cluster_row_active_clusters(plan, t);
+  if (plan.family == SoftmaxFamily::cluster_tile) return cluster_tile_active_clusters(plan, t);
+  return -1;
+}
+
 bool prod::cluster_placeable(const SoftmaxPlan& plan, DType t) {
-  if (plan.cluster <= 1) return true;
-  if (plan.family == SoftmaxFamily::cluster_row) return cluster_row_active_clusters(plan, t) >= 1;
-  if (plan.family == SoftmaxFamily::cluster_tile) return cluster_tile_active_clusters(plan, t) >= 1;
-  return true;
+  return plan.cluster <= 1 || active_clusters(plan, t) != 0;
 }
 
 std::int64_t prod::resident_blocks(const void* kernel, int threads, std::size_t smem) {

@@ -26,6 +26,8 @@ void launch_split_row(const SoftmaxPlan& plan, const Launch& l);    // split_row
 // (cudaOccupancyMaxActiveClusters); 0 when such a cluster cannot be scheduled at all.
 int cluster_row_active_clusters(const SoftmaxPlan& plan, DType t);
 int cluster_tile_active_clusters(const SoftmaxPlan& plan, DType t);
+// The one of the two for the plan's family; -1 for a plan of another family (no cluster).
+int active_clusters(const SoftmaxPlan& plan, DType t);
 
 // Whether the device can place the plan's cluster at all (either cluster family; true for every
 // other plan and for a cluster of one block). The registry entry never picks a plan that fails

@@ -381,12 +381,9 @@ TEST_CASE("production softmax: time every candidate plan of the default sweep's 
         const VerifyResult v = verify_sampled_rows(p, xt, in.dy);
         const double gbps = p.min_bytes() / (med * 1e-6) / 1e9;
         // Clusters the device holds at once (cudaOccupancyMaxActiveClusters): with the plan's
-        // cluster size, how many of the card's SMs a wave of clusters can keep busy.
-        int clusters = 0;
-        if (plan.family == SoftmaxFamily::cluster_tile)
-          clusters = prod::cluster_tile_active_clusters(plan, t);
-        else if (plan.family == SoftmaxFamily::cluster_row)
-          clusters = prod::cluster_row_active_clusters(plan, t);
+        // cluster size, how many of the card's SMs a wave of clusters can keep busy (-1: a plan
+        // without clusters, printed as nothing).
+        const int clusters = prod::active_clusters(plan, t);
         const std::string placed =
             clusters > 0 ? " clusters=" + std::to_string(clusters) : std::string{};
         std::printf("%-6s %9lld %9lld  %-78s %10.1f %9.0f %6.3f%s%s\n",
@@ -399,7 +396,7 @@ TEST_CASE("production softmax: time every candidate plan of the default sweep's 
                        {"default", pi == 0}, {"why", plan.why},
                        {"median_us", med}, {"min_us", *std::min_element(us.begin(), us.end())},
                        {"effective_GBps", gbps}, {"verified", v.passed},
-                       {"active_clusters", clusters}});
+                       {"active_clusters", std::max(clusters, 0)}});
       }
     }
   }
