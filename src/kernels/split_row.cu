@@ -87,15 +87,16 @@ __device__ __forceinline__ void for_each_stream_edge(std::int64_t begin, std::in
 
 // (max, sum) of this thread's share of window[begin, end), read from global memory (pass 1): W = V
 // when the window is 16-byte aligned (whole vectors, the edges element by element), else 1.
-template <int W, class T>
+// (kUnroll: the vectors per step; session 15's candidate takes 8: SoftmaxPlan::stats_vecs.)
+template <int W, int kUnroll = kStreamUnroll, class T>
 __device__ __forceinline__ RowStats stream_stats(const T* window, std::int64_t begin,
                                                  std::int64_t end, RowStats st) {
   const GroupRange g = whole_groups<W>(begin, end);
-  constexpr std::int64_t kStep = static_cast<std::int64_t>(kSliceThreads) * kStreamUnroll;
+  constexpr std::int64_t kStep = static_cast<std::int64_t>(kSliceThreads) * kUnroll;
   for (std::int64_t base = g.g0; base < g.g1; base += kStep) {
-    float f[kStreamUnroll][W];
+    float f[kUnroll][W];
 #pragma unroll
-    for (int u = 0; u < kStreamUnroll; ++u) {
+    for (int u = 0; u < kUnroll; ++u) {
       const std::int64_t q = base + u * kSliceThreads + threadIdx.x;
       if constexpr (W == 1) {
         f[u][0] = q < g.g1 ? load_one(window + q) : -INFINITY;
@@ -112,7 +113,7 @@ __device__ __forceinline__ RowStats stream_stats(const T* window, std::int64_t b
       }
     }
 #pragma unroll
-    for (int u = 0; u < kStreamUnroll; ++u) st = merge(st, stats_of(f[u]));
+    for (int u = 0; u < kUnroll; ++u) st = merge(st, stats_of(f[u]));
   }
   for_each_stream_edge<W>(begin, end, g, [&](std::int64_t j) {
     const float f[1] = {load_one(window + j)};
@@ -311,7 +312,7 @@ __device__ __forceinline__ void trace_block(std::int64_t items, bool exit) {
 
 // kWindowed: the rows may start off 16-byte boundaries (compiled apart from the aligned case, whose
 // offsets are 0 at compile time).
-template <class T, bool kWindowed, bool kTrace = false>
+template <class T, bool kWindowed, bool kTrace = false, int kStatsUnroll = kStreamUnroll>
 __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
     split_row_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t M, std::int64_t N,
                      std::int64_t ld_x, std::int64_t ld_y, int S, std::int64_t slice,
@@ -356,9 +357,9 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
     copy_slice_rest(s, window, w);
     RowStats st = slice_stats(s, w, chunk_vecs(resident / V), sb);
     if (x_tma)
-      st = stream_stats<V>(window, w.hi, w.lo + it.n, st);
+      st = stream_stats<V, kStatsUnroll>(window, w.hi, w.lo + it.n, st);
     else
-      st = stream_stats<1>(window, w.hi, w.lo + it.n, st);
+      st = stream_stats<1, kStatsUnroll>(window, w.hi, w.lo + it.n, st);
     st = block_allreduce<kSliceThreads>(st, MergeOp{});
     trace_point<kTrace>(item, 1);
 
@@ -581,6 +582,10 @@ template <class T, bool kTrace>
 void allow_split_kernels() {
   allow_all_dynamic_shared_memory(split_row_kernel<T, false, kTrace>);
   allow_all_dynamic_shared_memory(split_row_kernel<T, true, kTrace>);
+  if constexpr (sizeof(T) == 4 && !kTrace) {
+    allow_all_dynamic_shared_memory(split_row_kernel<T, false, false, 8>);
+    allow_all_dynamic_shared_memory(split_row_kernel<T, true, false, 8>);
+  }
   for (const int buffers : {2, 3})
     for (const bool repoll : {false, true}) {
       allow_all_dynamic_shared_memory(pipelined_kernel<T, false, kTrace>(buffers, repoll));
@@ -646,6 +651,9 @@ void check_plan(const SoftmaxPlan& plan, const Problem& p) {
     throw std::invalid_argument("split_row: a grid of " + std::to_string(plan.grid) +
                                 " blocks cannot hold the " + std::to_string(plan.slices) +
                                 " slices of one row at once");
+  if (plan.stats_vecs != 4 && plan.stats_vecs != 8)
+    throw std::invalid_argument("split_row: " + std::to_string(plan.stats_vecs) +
+                                " vectors a streamed statistics step; 4 or 8");
   if (plan.buffers < 1 || plan.buffers > 3)
     throw std::invalid_argument("split_row: " + std::to_string(plan.buffers) +
                                 " slices per block; 1, or 2 or 3 (the pipelined exchange)");
@@ -732,8 +740,16 @@ void launch_split(const SoftmaxPlan& plan, const Launch& l, std::uint64_t* trace
                                       static_cast<std::int64_t>(part_bytes / sizeof(T)), y_vec,
                                       plan.prefetch, partials));
       } else {
-        const auto kernel =
+        auto kernel =
             windowed ? split_row_kernel<T, true, kTrace> : split_row_kernel<T, false, kTrace>;
+        if (plan.stats_vecs == 8) {
+          if constexpr (sizeof(T) == 4 && !kTrace)
+            kernel = windowed ? split_row_kernel<T, true, false, 8>
+                              : split_row_kernel<T, false, false, 8>;
+          else
+            throw std::invalid_argument("split_row: 8 vectors a streamed statistics step is built "
+                                        "for fp32 rows, untraced, only");
+        }
         CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, xp, yp, p.M, p.N, p.ld_x, p.ld_y,
                                       plan.slices, plan.slice, plan.resident, x_tma, y_vec,
                                       plan.prefetch, plan.tagged_partials, partials, arrived));

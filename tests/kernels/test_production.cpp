@@ -417,7 +417,8 @@ double percentile(std::vector<double> v, double q) {
 
 }  // namespace
 
-// For the split_row shapes of the default sweep and N = 1000003, fp32 and bf16 (SMR_TUNE_DTYPES
+// For the split_row shapes of the default sweep, N = 1000003 and the rows too long for the card
+// (M = 1, N = 2^26; M = 8, N = 2^24), fp32 and bf16 (SMR_TUNE_DTYPES
 // chooses), the default plan and the other split_row forms on one block per SM with the rows on
 // chip (one slice per block, the pipelined exchange's two or three): one launch, L2 flushed
 // before it, with thread 0 of every block stamping the SM clock at four points of every loop trip
@@ -442,9 +443,13 @@ TEST_CASE("production softmax: where split_row's loop trips spend their time",
   const double cycles_per_us = clock_khz / 1000.0;
   const std::vector<DType> dtypes = tune_dtypes();
   constexpr std::int64_t kTotal = std::int64_t{1} << 27;
-  std::vector<std::int64_t> ns;
-  for (int k = 18; k <= 22; ++k) ns.push_back(std::int64_t{1} << k);
-  ns.push_back(1000003);
+  // (M, N): the default sweep's split_row shapes and N = 1000003 at M x N = 2^27, then the rows
+  // too long for the card (read twice: one trip per block at M = 1).
+  std::vector<std::pair<std::int64_t, std::int64_t>> shapes;
+  for (int k = 18; k <= 22; ++k) shapes.emplace_back(kTotal >> k, std::int64_t{1} << k);
+  shapes.emplace_back(kTotal / 1000003, 1000003);
+  shapes.emplace_back(1, std::int64_t{1} << 26);
+  shapes.emplace_back(8, std::int64_t{1} << 24);
   L2Flusher flusher(static_cast<std::int64_t>(d.l2_bytes));
   CudaStream stream;
   std::printf("\nclock %.0f MHz (cudaDevAttrClockRate); phases in us per trip: median / p90 (share "
@@ -458,8 +463,8 @@ TEST_CASE("production softmax: where split_row's loop trips spend their time",
   for (const DType t : dtypes) {
     const DeviceInput in = upload(x0, t);
     const std::vector<float>& x = in.x;
-    for (const std::int64_t n : ns) {
-      const Problem p = dense(kTotal / n, n, t);
+    for (const auto& [m, n] : shapes) {
+      const Problem p = dense(m, n, t);
       const SoftmaxPlan def = plan_softmax(p, d);
       if (def.family != SoftmaxFamily::split_row) continue;
       // The default, then each other form on one block per SM with the rows on chip: one slice
