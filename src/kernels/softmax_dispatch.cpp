@@ -284,13 +284,10 @@ enum class Prefetch { by_rule, on, off };
 // shared memory, so slices twice as long and half as many per row -- each block still takes as
 // many items, the grid being half as large). buffers: the slices each block holds at once (1, or
 // 2 or 3 for the pipelined exchange: each slice in that share of the block's shared memory).
-// fill (candidate, session 15): rows on chip on more slices than they need where that leaves fewer
-// of the grid's blocks idle (SoftmaxPlan::fill_grid).
 SoftmaxPlan split_plan(const Problem& p, const DeviceLimits& d, Prefetch prefetch,
-                       int blocks_per_sm = kSplitBlocksPerSm, int buffers = 1, bool fill = false) {
+                       int blocks_per_sm = kSplitBlocksPerSm, int buffers = 1) {
   SoftmaxPlan s;
   s.family = SoftmaxFamily::split_row;
-  s.fill_grid = fill;
   s.threads = kSliceThreads;
   s.buffers = buffers;
   const i64 b = dtype_bytes(p.dtype);
@@ -316,19 +313,6 @@ SoftmaxPlan split_plan(const Problem& p, const DeviceLimits& d, Prefetch prefetc
     R = ceil_div(p.M, waves);
     S = std::min<i64>(grid_max / R, slices_max);
     S = std::max<i64>(S, slices_needed);
-    if (fill) {
-      // A block's trips times its slice's length, waves / S, is the time to beat: the first S up
-      // to twice as many that lowers it (N = 2^18 fp32, two slices a block: S = 10, R = 13 on 130
-      // blocks, 40 waves of 1/10 row, against S = 11, R = 12 on 132, 43 of 1/11).
-      const auto waves_of = [&](i64 s_) { return ceil_div(p.M, std::min<i64>(p.M, grid_max / s_)); };
-      const double cost = static_cast<double>(waves_of(S)) / static_cast<double>(S);
-      for (i64 s_ = S + 1; s_ <= std::min<i64>({2 * S, grid_max, slices_max}); ++s_)
-        if (static_cast<double>(waves_of(s_)) / static_cast<double>(s_) < 0.999 * cost) {
-          S = s_;
-          R = ceil_div(p.M, waves_of(s_));
-          break;
-        }
-    }
   } else {
     S = std::min<i64>(grid_max, slices_max);
   }
@@ -378,9 +362,8 @@ SoftmaxPlan split_plan(const Problem& p, const DeviceLimits& d, Prefetch prefetc
 // The pipelined split_row plan (`buffers` = 2 or 3 slices per block, one block per SM); none where
 // a row does not fit on chip in the grid's parts of shared memory.
 std::optional<SoftmaxPlan> split_pipelined(const Problem& p, const DeviceLimits& d,
-                                           int buffers = 2, bool prefetch = false,
-                                           bool fill = false) {
-  SoftmaxPlan s = split_plan(p, d, prefetch ? Prefetch::on : Prefetch::off, 1, buffers, fill);
+                                           int buffers = 2, bool prefetch = false) {
+  SoftmaxPlan s = split_plan(p, d, prefetch ? Prefetch::on : Prefetch::off, 1, buffers);
   if (s.resident != s.slice) return std::nullopt;
   return s;
 }
@@ -448,22 +431,22 @@ bool same_plan(const SoftmaxPlan& a, const SoftmaxPlan& b) {
          a.resident == b.resident && a.grid == b.grid && a.prefetch == b.prefetch &&
          a.repoll == b.repoll &&
          a.thread_copy == b.thread_copy && a.tagged_partials == b.tagged_partials &&
-         a.buffers == b.buffers && a.tight_registers == b.tight_registers &&
-         a.exact_cluster == b.exact_cluster && a.stats_vecs == b.stats_vecs &&
-         a.fill_grid == b.fill_grid;
+         a.buffers == b.buffers && a.exact_cluster == b.exact_cluster &&
+         a.interleaved == b.interleaved && a.plain_stores == b.plain_stores;
 }
 
 // Tuning candidates beside a family's plans (session 15; each timed against the plan it varies):
-// a warp_rows plan at 32 registers a thread (8 blocks per SM, as cuDNN's small-row kernel);
-SoftmaxPlan with_tight_registers(SoftmaxPlan s) {
-  s.tight_registers = true;
-  s.why += "; at most 32 registers a thread (8 blocks of 256 threads per SM)";
+// a split_row plan of rows read twice whose streamed parts are dealt to the row's blocks step by
+// step (so that at any moment the grid reads and writes a few MB of consecutive addresses, as the
+// copy ceiling does, not one stream per block), or whose streamed stores are plain.
+SoftmaxPlan with_interleaved(SoftmaxPlan s) {
+  s.interleaved = true;
+  s.why += "; the parts not kept in shared memory dealt to the row's blocks in turn, a step each";
   return s;
 }
-// a split_row plan of rows read twice whose streamed statistics load 8 vectors a step.
-SoftmaxPlan with_stats_vecs(SoftmaxPlan s, int vecs) {
-  s.stats_vecs = vecs;
-  s.why += fmt::format("; the streamed statistics load {} vectors a thread a step", vecs);
+SoftmaxPlan with_plain_stores(SoftmaxPlan s) {
+  s.plain_stores = true;
+  s.why += "; the streamed part's stores plain (no evict-first hint)";
   return s;
 }
 
@@ -565,9 +548,6 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
       }
       if (out.empty()) break;
       const SoftmaxPlan first = out.front();
-      // fp32 2-vector tiles within 32 registers (candidate, session 15).
-      if (p.dtype == DType::f32 && first.vecs == 2 && !first.two_pass)
-        out.push_back(with_tight_registers(first));
       out.push_back(warp_rows_plan(p, {first.lanes_per_row, first.vecs}, !persistent));
       // The default tile with the other reduction (two-pass <-> pairs' merge).
       out.push_back(
@@ -623,10 +603,13 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
         out.push_back(split_plan(p, d, Prefetch::by_rule));
         out.push_back(split_plan(p, d, out.back().prefetch ? Prefetch::off : Prefetch::on));
         out.push_back(by_counter(out.front()));
-        // Rows read twice, fp32: the streamed statistics 8 vectors a step (candidate, session 15).
-        if (p.dtype == DType::f32 && out.front().resident < out.front().slice &&
-            out.front().buffers == 1)
-          out.push_back(with_stats_vecs(out.front(), 8));
+        // Rows read twice: the streamed parts dealt out step by step, or their stores plain
+        // (candidates, session 15).
+        if (out.front().resident < out.front().slice) {
+          out.push_back(with_interleaved(out.front()));
+          out.push_back(with_plain_stores(out.front()));
+          out.push_back(with_plain_stores(with_interleaved(out.front())));
+        }
         // One block per SM: slices twice as long.
         out.push_back(split_plan(p, d, Prefetch::by_rule, 1));
         // One block per SM with two slices of the same length as two blocks' (rows on chip),
@@ -639,14 +622,6 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
               out.push_back(*q);
               if (prefetch) out.push_back(with_repoll(*q));
             }
-        // Rows on chip on more slices where that leaves fewer blocks idle (candidate, session
-        // 15): the one-slice and the two-slice (prefetch, re-poll) forms on one block per SM.
-        if (const SoftmaxPlan f = split_plan(p, d, Prefetch::by_rule, 1, 1, true);
-            f.resident == f.slice && f.slices != split_plan(p, d, Prefetch::by_rule, 1).slices)
-          out.push_back(f);
-        if (std::optional<SoftmaxPlan> q = split_pipelined(p, d, 2, true, true);
-            q && q->slices != split_pipelined(p, d, 2, true)->slices)
-          out.push_back(with_repoll(*q));
       }
       break;
   }
@@ -745,10 +720,10 @@ std::optional<SoftmaxPlan> find_candidate(const Problem& p, const DeviceLimits& 
 std::string summary(const SoftmaxPlan& s) {
   switch (s.family) {
     case SoftmaxFamily::warp_rows:
-      return fmt::format("warp_rows G={} K={}{} cap={}{}{}{}", s.lanes_per_row, s.vecs,
+      return fmt::format("warp_rows G={} K={}{} cap={}{}{}", s.lanes_per_row, s.vecs,
                          s.rows_per_trip > 1 ? fmt::format(" R={}", s.rows_per_trip) : std::string{},
                          s.capacity, s.grid > 0 ? fmt::format(" grid={}", s.grid) : std::string{},
-                         s.two_pass ? " two-pass" : "", s.tight_registers ? " regs=32" : "");
+                         s.two_pass ? " two-pass" : "");
     case SoftmaxFamily::block_row:
       return fmt::format("block_row T={} K={} cap={}", s.threads, s.vecs, s.capacity);
     case SoftmaxFamily::block_hybrid:
@@ -768,8 +743,7 @@ std::string summary(const SoftmaxPlan& s) {
                          s.buffers == 2   ? " pipelined"
                          : s.buffers == 3 ? " pipelined B=3"
                                           : "",
-                         s.stats_vecs != 4 ? fmt::format(" stats={}", s.stats_vecs) : std::string{},
-                         s.fill_grid ? " fill" : "");
+                         s.interleaved ? " interleaved" : "", s.plain_stores ? " st.wb" : "");
   }
   return "?";
 }

@@ -152,14 +152,12 @@ struct SoftmaxPlan {
   bool thread_copy = false;     // cluster_row: the threads copy the slice into shared memory
                                 // (cp.async), not the copy engine (TMA)
   // Tuning candidates of session 15 (each timed against the plan it varies):
-  bool tight_registers = false;  // warp_rows fp32, 2 vectors a lane, one row a trip: 32 registers
-                                 // a thread (8 blocks of 256 per SM), not 40 (6)
   bool exact_cluster = false;    // cluster_tile: C = the fewest tiles that hold the row, not the
                                  // fewest that are a power of two
-  int stats_vecs = 4;            // split_row, rows read twice: vectors a thread loads per step of
-                                 // the streamed statistics pass (4 or 8)
-  bool fill_grid = false;        // split_row, rows on chip: more slices than needed where that
-                                 // leaves fewer of the grid's blocks idle
+  bool interleaved = false;      // split_row, rows read twice: the parts not kept in shared
+                                 // memory dealt to the row's blocks in turn, step by step
+  bool plain_stores = false;     // split_row, rows read twice: the streamed part's stores without
+                                 // the evict-first hint
   std::size_t workspace_bytes = 0;  // split_row: partials + arrival counters
   TrafficModel traffic = TrafficModel::fused;
   std::string why;              // the choice in words, for docs, logs and results' `extra`

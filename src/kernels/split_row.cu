@@ -87,16 +87,15 @@ __device__ __forceinline__ void for_each_stream_edge(std::int64_t begin, std::in
 
 // (max, sum) of this thread's share of window[begin, end), read from global memory (pass 1): W = V
 // when the window is 16-byte aligned (whole vectors, the edges element by element), else 1.
-// (kUnroll: the vectors per step; session 15's candidate takes 8: SoftmaxPlan::stats_vecs.)
-template <int W, int kUnroll = kStreamUnroll, class T>
+template <int W, class T>
 __device__ __forceinline__ RowStats stream_stats(const T* window, std::int64_t begin,
                                                  std::int64_t end, RowStats st) {
   const GroupRange g = whole_groups<W>(begin, end);
-  constexpr std::int64_t kStep = static_cast<std::int64_t>(kSliceThreads) * kUnroll;
+  constexpr std::int64_t kStep = static_cast<std::int64_t>(kSliceThreads) * kStreamUnroll;
   for (std::int64_t base = g.g0; base < g.g1; base += kStep) {
-    float f[kUnroll][W];
+    float f[kStreamUnroll][W];
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
+    for (int u = 0; u < kStreamUnroll; ++u) {
       const std::int64_t q = base + u * kSliceThreads + threadIdx.x;
       if constexpr (W == 1) {
         f[u][0] = q < g.g1 ? load_one(window + q) : -INFINITY;
@@ -113,7 +112,7 @@ __device__ __forceinline__ RowStats stream_stats(const T* window, std::int64_t b
       }
     }
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) st = merge(st, stats_of(f[u]));
+    for (int u = 0; u < kStreamUnroll; ++u) st = merge(st, stats_of(f[u]));
   }
   for_each_stream_edge<W>(begin, end, g, [&](std::int64_t j) {
     const float f[1] = {load_one(window + j)};
@@ -124,7 +123,9 @@ __device__ __forceinline__ RowStats stream_stats(const T* window, std::int64_t b
 
 // y over the streamed part, window[begin, end) of x and of y (pass 2): x re-read, steps taken last
 // to first.
-template <int W, class T>
+// (kPlain: the vectors stored without the evict-first hint: session 15's candidate,
+// SoftmaxPlan::plain_stores.)
+template <int W, bool kPlain = false, class T>
 __device__ __forceinline__ void stream_write(const T* window, T* y_window, std::int64_t begin,
                                              std::int64_t end, bool y_vec, RowScale r) {
   const GroupRange g = whole_groups<W>(begin, end);
@@ -147,12 +148,94 @@ __device__ __forceinline__ void stream_write(const T* window, T* y_window, std::
 #pragma unroll
         for (int e = 0; e < W; ++e) out.e[e] = from_float<T>(softmax_value(to_float(v.e[e]), r));
         if (y_vec) {
-          store_vec_streaming(y_window + q * W, out);  // keep L2 for x's second read
+          if constexpr (kPlain)
+            store_vec(y_window + q * W, out);
+          else
+            store_vec_streaming(y_window + q * W, out);  // keep L2 for x's second read
         } else {
 #pragma unroll
           for (int e = 0; e < W; ++e) y_window[q * W + e] = out.e[e];
         }
       }
+    }
+  }
+}
+
+// Rows read twice, interleaved (session 15's candidate, SoftmaxPlan::interleaved; aligned rows
+// only): part s of a row keeps elements [s x resident, (s + 1) x resident) in shared memory, and
+// the rest of the row, [S x resident, N), is dealt out in rounds of S steps of kSliceThreads
+// vectors -- step r x S + s to part s -- and what is left under a whole round is cut into S equal
+// pieces. So at any moment the grid's streamed loads and stores fall in one window of a few MB of
+// consecutive addresses, as the copy ceiling's do, instead of one stream per block.
+struct InterleavedPart {
+  std::int64_t base;    // the row's first streamed element
+  std::int64_t rounds;  // whole rounds
+  std::int64_t piece_begin, piece_end;  // this part's share of the rest
+};
+template <class T>
+__device__ __forceinline__ InterleavedPart interleaved_part(std::int64_t N, int S, int part,
+                                                            std::int64_t resident) {
+  constexpr std::int64_t V = Vec<T>::kElems;
+  constexpr std::int64_t kStep = static_cast<std::int64_t>(kSliceThreads) * V;  // elements
+  InterleavedPart ip;
+  ip.base = std::min<std::int64_t>(N, S * resident);
+  ip.rounds = (N - ip.base) / (S * kStep);
+  const std::int64_t rest = ip.base + ip.rounds * S * kStep;
+  const std::int64_t piece = ((N - rest + S - 1) / S + V - 1) / V * V;
+  ip.piece_begin = std::min(N, rest + part * piece);
+  ip.piece_end = std::min(N, ip.piece_begin + piece);
+  return ip;
+}
+// This thread's share of part `part`'s streamed elements, statistics (pass 1): the rounds' steps
+// kStreamUnroll at a time, then the piece.
+template <class T>
+__device__ __forceinline__ RowStats interleaved_stats(const T* row, const InterleavedPart& ip,
+                                                      int S, int part, RowStats st) {
+  constexpr int V = Vec<T>::kElems;
+  constexpr std::int64_t kStep = static_cast<std::int64_t>(kSliceThreads) * V;
+  const T* first = row + ip.base + part * kStep + threadIdx.x * V;
+  for (std::int64_t r0 = 0; r0 < ip.rounds; r0 += kStreamUnroll) {
+    float f[kStreamUnroll][V];
+#pragma unroll
+    for (int u = 0; u < kStreamUnroll; ++u) {
+      Vec<T> v;
+      if (r0 + u < ip.rounds) {
+        v = load_vec(first + (r0 + u) * S * kStep);
+      } else {
+#pragma unroll
+        for (int e = 0; e < V; ++e) v.e[e] = storage_neg_inf<T>();
+      }
+#pragma unroll
+      for (int e = 0; e < V; ++e) f[u][e] = to_float(v.e[e]);
+    }
+#pragma unroll
+    for (int u = 0; u < kStreamUnroll; ++u) st = merge(st, stats_of(f[u]));
+  }
+  return stream_stats<V>(row, ip.piece_begin, ip.piece_end, st);
+}
+// y over part `part`'s streamed elements (pass 2): the piece first, then the rounds last to first
+// (the reverse of pass 1's order, so that the most recently read lines, likeliest still in L2,
+// come first).
+template <bool kPlain, class T>
+__device__ __forceinline__ void interleaved_write(const T* row, T* y_row, const InterleavedPart& ip,
+                                                  int S, int part, RowScale r) {
+  constexpr int V = Vec<T>::kElems;
+  constexpr std::int64_t kStep = static_cast<std::int64_t>(kSliceThreads) * V;
+  stream_write<V, kPlain>(row, y_row, ip.piece_begin, ip.piece_end, true, r);
+  const std::int64_t offset = ip.base + part * kStep + threadIdx.x * V;
+  for (std::int64_t r0 = ip.rounds - 1; r0 >= 0; r0 -= kStreamUnroll) {
+#pragma unroll
+    for (int u = 0; u < kStreamUnroll; ++u) {
+      if (r0 - u < 0) continue;
+      const std::int64_t at = offset + (r0 - u) * S * kStep;
+      const Vec<T> v = load_vec(row + at);
+      Vec<T> out;
+#pragma unroll
+      for (int e = 0; e < V; ++e) out.e[e] = from_float<T>(softmax_value(to_float(v.e[e]), r));
+      if constexpr (kPlain)
+        store_vec(y_row + at, out);
+      else
+        store_vec_streaming(y_row + at, out);
     }
   }
 }
@@ -217,15 +300,17 @@ struct SplitItem {
   std::int64_t row, begin, n, res;
   int part;
 };
-template <class T>
+// (kInterleaved: the item's slice is its resident part alone, at part x resident; the rest of its
+// elements are dealt out by interleaved_part.)
+template <class T, bool kInterleaved = false>
 __device__ __forceinline__ SplitItem<T> split_item(const T* x, std::int64_t N, std::int64_t ld_x,
                                                    int S, std::int64_t slice, std::int64_t resident,
                                                    std::int64_t item) {
   SplitItem<T> it;
   it.row = item / S;
   it.part = static_cast<int>(item % S);
-  it.begin = it.part * slice;
-  it.n = std::max<std::int64_t>(0, std::min(slice, N - it.begin));
+  it.begin = it.part * (kInterleaved ? resident : slice);
+  it.n = std::max<std::int64_t>(0, std::min(kInterleaved ? resident : slice, N - it.begin));
   it.res = std::min(it.n, resident);
   it.src = x + it.row * ld_x + it.begin;
   return it;
@@ -312,7 +397,10 @@ __device__ __forceinline__ void trace_block(std::int64_t items, bool exit) {
 
 // kWindowed: the rows may start off 16-byte boundaries (compiled apart from the aligned case, whose
 // offsets are 0 at compile time).
-template <class T, bool kWindowed, bool kTrace = false, int kStatsUnroll = kStreamUnroll>
+// (kInterleaved, kPlain: session 15's candidates, aligned rows only: SoftmaxPlan::interleaved and
+// plain_stores.)
+template <class T, bool kWindowed, bool kTrace = false, bool kInterleaved = false,
+          bool kPlain = false>
 __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
     split_row_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t M, std::int64_t N,
                      std::int64_t ld_x, std::int64_t ld_y, int S, std::int64_t slice,
@@ -335,7 +423,7 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
   const std::int64_t items = M * S;
   trace_block<kTrace>(items, false);
   const auto item_at = [&](std::int64_t item) {
-    return split_item(x, N, ld_x, S, slice, resident, item);
+    return split_item<T, kInterleaved>(x, N, ld_x, S, slice, resident, item);
   };
   if (blockIdx.x < items) {
     const SplitItem<T> first = item_at(blockIdx.x);
@@ -356,10 +444,13 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
     //    streamed.
     copy_slice_rest(s, window, w);
     RowStats st = slice_stats(s, w, chunk_vecs(resident / V), sb);
-    if (x_tma)
-      st = stream_stats<V, kStatsUnroll>(window, w.hi, w.lo + it.n, st);
+    if constexpr (kInterleaved)
+      st = interleaved_stats(x + it.row * ld_x, interleaved_part<T>(N, S, it.part, resident), S,
+                             it.part, st);
+    else if (x_tma)
+      st = stream_stats<V>(window, w.hi, w.lo + it.n, st);
     else
-      st = stream_stats<1, kStatsUnroll>(window, w.hi, w.lo + it.n, st);
+      st = stream_stats<1>(window, w.hi, w.lo + it.n, st);
     st = block_allreduce<kSliceThreads>(st, MergeOp{});
     trace_point<kTrace>(item, 1);
 
@@ -394,8 +485,11 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
     trace_point<kTrace>(item, 2);
     const RowScale scale = row_scale(row_stats);
     T* y_window = y + it.row * ld_y + it.begin - w.lo;
-    if (x_tma)
-      stream_write<V>(window, y_window, w.hi, w.lo + it.n, y_vec, scale);
+    if constexpr (kInterleaved)
+      interleaved_write<kPlain>(x + it.row * ld_x, y + it.row * ld_y,
+                                interleaved_part<T>(N, S, it.part, resident), S, it.part, scale);
+    else if (x_tma)
+      stream_write<V, kPlain>(window, y_window, w.hi, w.lo + it.n, y_vec, scale);
     else
       stream_write<1>(window, y_window, w.hi, w.lo + it.n, y_vec, scale);
 
@@ -582,9 +676,10 @@ template <class T, bool kTrace>
 void allow_split_kernels() {
   allow_all_dynamic_shared_memory(split_row_kernel<T, false, kTrace>);
   allow_all_dynamic_shared_memory(split_row_kernel<T, true, kTrace>);
-  if constexpr (sizeof(T) == 4 && !kTrace) {
-    allow_all_dynamic_shared_memory(split_row_kernel<T, false, false, 8>);
-    allow_all_dynamic_shared_memory(split_row_kernel<T, true, false, 8>);
+  if constexpr (!kTrace) {
+    allow_all_dynamic_shared_memory(split_row_kernel<T, false, false, true, false>);
+    allow_all_dynamic_shared_memory(split_row_kernel<T, false, false, false, true>);
+    allow_all_dynamic_shared_memory(split_row_kernel<T, false, false, true, true>);
   }
   for (const int buffers : {2, 3})
     for (const bool repoll : {false, true}) {
@@ -651,9 +746,6 @@ void check_plan(const SoftmaxPlan& plan, const Problem& p) {
     throw std::invalid_argument("split_row: a grid of " + std::to_string(plan.grid) +
                                 " blocks cannot hold the " + std::to_string(plan.slices) +
                                 " slices of one row at once");
-  if (plan.stats_vecs != 4 && plan.stats_vecs != 8)
-    throw std::invalid_argument("split_row: " + std::to_string(plan.stats_vecs) +
-                                " vectors a streamed statistics step; 4 or 8");
   if (plan.buffers < 1 || plan.buffers > 3)
     throw std::invalid_argument("split_row: " + std::to_string(plan.buffers) +
                                 " slices per block; 1, or 2 or 3 (the pipelined exchange)");
@@ -742,13 +834,13 @@ void launch_split(const SoftmaxPlan& plan, const Launch& l, std::uint64_t* trace
       } else {
         auto kernel =
             windowed ? split_row_kernel<T, true, kTrace> : split_row_kernel<T, false, kTrace>;
-        if (plan.stats_vecs == 8) {
-          if constexpr (sizeof(T) == 4 && !kTrace)
-            kernel = windowed ? split_row_kernel<T, true, false, 8>
-                              : split_row_kernel<T, false, false, 8>;
-          else
-            throw std::invalid_argument("split_row: 8 vectors a streamed statistics step is built "
-                                        "for fp32 rows, untraced, only");
+        // The candidates: aligned rows whose windows line up (else the kernel above).
+        if constexpr (!kTrace) {
+          if (!windowed && x_tma && y_vec && (plan.interleaved || plan.plain_stores))
+            kernel = plan.interleaved
+                         ? (plan.plain_stores ? split_row_kernel<T, false, false, true, true>
+                                              : split_row_kernel<T, false, false, true, false>)
+                         : split_row_kernel<T, false, false, false, true>;
         }
         CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, xp, yp, p.M, p.N, p.ld_x, p.ld_y,
                                       plan.slices, plan.slice, plan.resident, x_tma, y_vec,

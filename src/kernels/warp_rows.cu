@@ -109,13 +109,9 @@ __device__ __forceinline__ void warp_rows_body(const T* __restrict__ x, T* __res
 // warps' loads: 1.01-1.03x at bf16 N = 64 ... 512 in the tuning run, 1.03-1.05x at N = 32 ... 512
 // in the sweeps against session 9's (docs/performance.md). At 40 registers the aligned K = 2 tiles
 // spilled 16 bytes; two rows a trip spill 36-128 bytes at 48 and keep 64.
-// Session 15's candidate (SoftmaxPlan::tight_registers): fp32 K = 2 within 32 (8 blocks per SM).
-template <class T, int K, int R, bool kTight = false>
+template <class T, int K, int R>
 constexpr int warp_rows_min_blocks() {
-  if constexpr (kTight) {
-    static_assert(sizeof(T) == 4 && K == 2 && R == 1);
-    return 8;  // 32
-  } else if constexpr (sizeof(T) == 2) {  // 16-bit storage, fp32 tiles
+  if constexpr (sizeof(T) == 2) {  // 16-bit storage, fp32 tiles
     if constexpr (R == 1 && K == 1) return 6;  // 40 registers
     if constexpr (R == 1 && K == 2) return 5;  // 48
     return 4;                                  // 64
@@ -126,17 +122,17 @@ constexpr int warp_rows_min_blocks() {
   }
 }
 
-template <class T, int G, int K, int R, bool kTwoPass, Access A, bool kTight>
-__global__ void __launch_bounds__(kWarpRowsThreads, warp_rows_min_blocks<T, K, R, kTight>())
+template <class T, int G, int K, int R, bool kTwoPass, Access A>
+__global__ void __launch_bounds__(kWarpRowsThreads, warp_rows_min_blocks<T, K, R>())
     warp_rows_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t M, std::int64_t N,
                      std::int64_t ld_x, std::int64_t ld_y) {
   warp_rows_body<kGroupWidth<T, A>, kWindowed<A>, G, K, R, kTwoPass>(x, y, M, N, ld_x, ld_y);
 }
 
-template <class T, int G, int K, int R, bool kTwoPass, Access A, bool kTight>
+template <class T, int G, int K, int R, bool kTwoPass, Access A>
 void launch_access(const SoftmaxPlan& plan, const Launch& l) {
   const Problem& p = l.p;
-  const auto kernel = warp_rows_kernel<T, G, K, R, kTwoPass, A, kTight>;
+  const auto kernel = warp_rows_kernel<T, G, K, R, kTwoPass, A>;
   constexpr std::int64_t kRowsPerBlock = (kWarpRowsThreads / kWarpSize) * (kWarpSize / G) * R;
   static const std::int64_t resident =
       resident_blocks(reinterpret_cast<const void*>(kernel), kWarpRowsThreads, 0);
@@ -147,11 +143,11 @@ void launch_access(const SoftmaxPlan& plan, const Launch& l) {
   CUDA_CHECK_LAUNCH();
 }
 
-template <class T, int G, int K, int R, bool kTwoPass = false, bool kTight = false>
+template <class T, int G, int K, int R, bool kTwoPass = false>
 void launch_tile(const SoftmaxPlan& plan, const Launch& l) {
   const Access access = tile_access(l.x, l.p.ld_x, l.y, l.p.ld_y, sizeof(T), l.p.N,
                                     static_cast<std::int64_t>(G) * K * Vec<T>::kElems);
-  with_access(access, [&](auto a) { launch_access<T, G, K, R, kTwoPass, a, kTight>(plan, l); });
+  with_access(access, [&](auto a) { launch_access<T, G, K, R, kTwoPass, a>(plan, l); });
 }
 
 }  // namespace
@@ -169,17 +165,7 @@ void launch_warp_rows(const SoftmaxPlan& plan, const Launch& l) {
         throw std::invalid_argument("warp_rows: tile G=" + std::to_string(G) +
                                     " K=" + std::to_string(K) + " holds fewer than N = " +
                                     std::to_string(p.N) + " elements");
-      if (plan.tight_registers) {
-        if constexpr (sizeof(T) == 4 && K == 2) {
-          if (plan.two_pass || plan.rows_per_trip != 1)
-            throw std::invalid_argument("warp_rows: 32 registers a thread is built for one row a "
-                                        "trip and the pairs' merge only");
-          launch_tile<T, G, K, 1, false, true>(plan, l);
-        } else {
-          throw std::invalid_argument("warp_rows: 32 registers a thread is built for fp32 tiles "
-                                      "of 2 vectors a lane only, not K=" + std::to_string(K));
-        }
-      } else if (plan.two_pass) {
+      if (plan.two_pass) {
         if (plan.rows_per_trip != 1)
           throw std::invalid_argument("warp_rows: the two-pass reduction takes one row per trip, "
                                       "not " + std::to_string(plan.rows_per_trip));
