@@ -47,7 +47,8 @@ namespace {
 template <int W, bool kWindowed, int kThreads, int K, class T>
 __device__ __forceinline__ void cluster_tile_body(const T* __restrict__ x, T* __restrict__ y,
                                                   std::int64_t N, std::int64_t ld_x,
-                                                  std::int64_t ld_y, std::int64_t slice) {
+                                                  std::int64_t ld_y, std::int64_t slice,
+                                                  std::int64_t ahead) {
   __shared__ RowStats block_stats;  // this block's partial, read by the whole cluster
   const cg::cluster_group cluster = cg::this_cluster();
   const int C = static_cast<int>(cluster.num_blocks());
@@ -59,6 +60,12 @@ __device__ __forceinline__ void cluster_tile_body(const T* __restrict__ x, T* __
 
   RowTile<T, K> tile;
   load_tile<W, kThreads, kWindowed>(x + row * ld_x + begin, n, t, tile);
+  // (Candidate, session 15: SoftmaxPlan::l2_ahead.) The same slice of the row `ahead` rows on --
+  // about the one the block that takes this one's place will load -- brought towards L2 now.
+  if constexpr (!kWindowed && W == Vec<T>::kElems)
+    if (ahead > 0 && t == 0 && row + ahead < gridDim.x / C)
+      prefetch_l2(x + (row + ahead) * ld_x + begin,
+                  static_cast<std::uint32_t>(n * sizeof(T)) / kVecBytes * kVecBytes);
   const RowStats mine = tile_stats(tile);
   const RowStats block = block_allreduce<kThreads>(mine, MergeOp{});
   // Every block's partial through distributed shared memory (cluster_stats.cuh).
@@ -75,8 +82,10 @@ __device__ __forceinline__ void cluster_tile_body(const T* __restrict__ x, T* __
 template <class T, int kThreads, int K, Access A>
 __global__ void __launch_bounds__(kThreads, kTileMinBlocks<kThreads>)
     cluster_tile_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t N,
-                        std::int64_t ld_x, std::int64_t ld_y, std::int64_t slice) {
-  cluster_tile_body<kGroupWidth<T, A>, kWindowed<A>, kThreads, K>(x, y, N, ld_x, ld_y, slice);
+                        std::int64_t ld_x, std::int64_t ld_y, std::int64_t slice,
+                        std::int64_t ahead) {
+  cluster_tile_body<kGroupWidth<T, A>, kWindowed<A>, kThreads, K>(x, y, N, ld_x, ld_y, slice,
+                                                                  ahead);
 }
 
 template <class T, Access A, class F>
@@ -100,9 +109,10 @@ bool with_kernel(const SoftmaxPlan& plan, F&& f) {
 
 void launch_cluster_tile(const SoftmaxPlan& plan, const Launch& l) {
   const Problem& p = l.p;
-  if (plan.cluster < 1 || plan.cluster > kMaxClusterSize)
+  const bool pow2 = plan.cluster >= 1 && (plan.cluster & (plan.cluster - 1)) == 0;
+  if (!pow2 || plan.cluster > kMaxClusterSize)
     throw std::invalid_argument("cluster_tile: cluster size " + std::to_string(plan.cluster) +
-                                " is not in 1..16");
+                                " is not a power of two in 1..16");
   check_grid_blocks("cluster_tile", "M x C", p.M * plan.cluster);
   bool found = false;
   with_storage(p.dtype, [&](auto type_tag) {
@@ -123,7 +133,8 @@ void launch_cluster_tile(const SoftmaxPlan& plan, const Launch& l) {
         const cudaLaunchConfig_t cfg = cluster_launch_config(p.M * plan.cluster, plan.threads, 0,
                                                              plan.cluster, l.stream, attr);
         CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, static_cast<const T*>(l.x),
-                                      static_cast<T*>(l.y), p.N, p.ld_x, p.ld_y, plan.slice));
+                                      static_cast<T*>(l.y), p.N, p.ld_x, p.ld_y, plan.slice,
+                                      plan.l2_ahead ? plan.rows_in_flight : std::int64_t{0}));
         CUDA_CHECK_LAUNCH();
       });
     });

@@ -183,19 +183,18 @@ SoftmaxPlan block_hybrid_default(const Problem& p, const DeviceLimits& d) {
 
 // ---- cluster_tile ------------------------------------------------------------------------------
 
-// C = the smallest power of two of `tile`s that covers the row (`exact`: the smallest number;
-// cluster = 0 when max_cluster of them do not); the row is then cut into C equal slices.
+// C = the smallest power of two of `tile`s that covers the row (cluster = 0 when max_cluster of
+// them do not); the row is then cut into C equal slices.
 SoftmaxPlan cluster_tile_plan(const Problem& p, const DeviceLimits& d, TileShape tile,
-                              int max_cluster, bool exact = false) {
+                              int max_cluster) {
   SoftmaxPlan s;
   s.family = SoftmaxFamily::cluster_tile;
   s.cluster = 0;
-  s.exact_cluster = exact;
   const i64 cap = tile_capacity(tile, p.dtype);
   const auto slice_for = [&](int C) { return round_up(ceil_div(p.N, C), vec_elems(p.dtype)); };
   const i64 room = row_head_room(p);  // each slice's window must fit the tile
   int C = 1;
-  while (slice_for(C) + room > cap && C < max_cluster) C = exact ? C + 1 : C * 2;
+  while (slice_for(C) + room > cap && C < max_cluster) C *= 2;
   if (slice_for(C) + room > cap) return s;
   s.cluster = C;
   s.slices = C;
@@ -385,6 +384,30 @@ SoftmaxPlan by_counter(SoftmaxPlan s) {
   return s;
 }
 
+// The same split_row plan of fp32 rows read twice with the streamed parts dealt to the row's
+// blocks in turn, a step of kSliceThreads vectors each (split_row.cu, interleaved_part): at any
+// moment the grid's streamed loads and stores fall in one window of consecutive addresses, as the
+// copy ceiling's do, not in one stream per block.
+SoftmaxPlan with_interleaved(SoftmaxPlan s) {
+  s.interleaved = true;
+  s.why += "; the parts not kept in shared memory dealt to the row's blocks in turn, a step each "
+           "(the grid's streamed accesses in one window of consecutive addresses)";
+  return s;
+}
+
+// Whether fp32 rows read twice deal their streamed parts out step by step (with_interleaved):
+// where a row's streamed part is larger than L2, so that its second read comes from DRAM. On the
+// H200 (session 15's tuning runs, gpu-tests/s15-call2-tune-*.log): M = 1, N = 2^26 (238 MB
+// streamed) 1.109x and 1.110x; M = 8, N = 2^24 (37 MB streamed a row, re-read from L2) 0.972x;
+// bf16 0.970x at M = 1 and 0.845x at M = 8 (its interleaved instantiation spilled 40 bytes), so
+// fp32 only.
+bool split_interleave_default(const Problem& p, const DeviceLimits& d, const SoftmaxPlan& s) {
+  const double streamed = static_cast<double>(p.N - std::min<i64>(p.N, s.slices * s.resident)) *
+                          static_cast<double>(dtype_bytes(p.dtype));
+  return p.dtype == DType::f32 && row_head_room(p) == 0 && s.buffers == 1 &&
+         s.resident < s.slice && streamed > static_cast<double>(d.l2_bytes);
+}
+
 // The default split_row plan: rows that fit on chip on one block per SM (slices twice as long as
 // two blocks' would be; the H200's tuning runs, session 6, on one MUFU.EX2 per exponential: fp32
 // 1.02-1.04x two blocks per SM at N = 2^18 ... 2^22, bf16 1.05-1.07x at 2^19 ... 2^22), rows read
@@ -405,7 +428,8 @@ SoftmaxPlan by_counter(SoftmaxPlan s) {
 //   had to shrink, 2^18-2^20, 0.88-0.95x);
 // fp32 rows off 16-byte boundaries (N = 1000003) take neither: two blocks per SM with counted
 // partials ran 1.044x, 1.065x and 1.073x the default in three tuning runs (sessions 8 and 9), the
-// two-slice plan 0.93x that.
+// two-slice plan 0.93x that. Rows read twice: two blocks per SM, and for fp32 rows whose streamed
+// part is larger than L2 that part dealt out step by step (split_interleave_default).
 SoftmaxPlan split_default(const Problem& p, const DeviceLimits& d) {
   if (p.dtype == DType::f32) {
     if (row_head_room(p) == 0) {
@@ -420,7 +444,8 @@ SoftmaxPlan split_default(const Problem& p, const DeviceLimits& d) {
   }
   SoftmaxPlan one = split_plan(p, d, Prefetch::by_rule, 1);
   if (one.resident == one.slice) return one;
-  return split_plan(p, d, Prefetch::by_rule);
+  const SoftmaxPlan twice = split_plan(p, d, Prefetch::by_rule);
+  return split_interleave_default(p, d, twice) ? with_interleaved(twice) : twice;
 }
 
 bool same_plan(const SoftmaxPlan& a, const SoftmaxPlan& b) {
@@ -431,22 +456,15 @@ bool same_plan(const SoftmaxPlan& a, const SoftmaxPlan& b) {
          a.resident == b.resident && a.grid == b.grid && a.prefetch == b.prefetch &&
          a.repoll == b.repoll &&
          a.thread_copy == b.thread_copy && a.tagged_partials == b.tagged_partials &&
-         a.buffers == b.buffers && a.exact_cluster == b.exact_cluster &&
-         a.interleaved == b.interleaved && a.plain_stores == b.plain_stores;
+         a.buffers == b.buffers && a.interleaved == b.interleaved && a.l2_ahead == b.l2_ahead;
 }
 
-// Tuning candidates beside a family's plans (session 15; each timed against the plan it varies):
-// a split_row plan of rows read twice whose streamed parts are dealt to the row's blocks step by
-// step (so that at any moment the grid reads and writes a few MB of consecutive addresses, as the
-// copy ceiling does, not one stream per block), or whose streamed stores are plain.
-SoftmaxPlan with_interleaved(SoftmaxPlan s) {
-  s.interleaved = true;
-  s.why += "; the parts not kept in shared memory dealt to the row's blocks in turn, a step each";
-  return s;
-}
-SoftmaxPlan with_plain_stores(SoftmaxPlan s) {
-  s.plain_stores = true;
-  s.why += "; the streamed part's stores plain (no evict-first hint)";
+
+// A cluster plan whose blocks each prefetch their slice of the row rows_in_flight on into L2
+// (candidate, session 15): the next wave's loads would find it there.
+SoftmaxPlan with_l2_ahead(SoftmaxPlan s) {
+  s.l2_ahead = true;
+  s.why += fmt::format("; each block prefetches its slice of the row {} on into L2", s.rows_in_flight);
   return s;
 }
 
@@ -581,11 +599,10 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
     case SoftmaxFamily::cluster_tile:
       for (TileShape t : cluster_tile_tiles(p.dtype)) {
         SoftmaxPlan s = cluster_tile_plan(p, d, t, max_cluster);
-        if (s.cluster > 1) out.push_back(s);  // C = 1 is block_row
-        // The fewest tiles that hold the row, where that is not a power of two (candidate,
-        // session 15: N = 100000 on 7 tiles of 16384, 87% full, not 8 at 76%).
-        const SoftmaxPlan e = cluster_tile_plan(p, d, t, max_cluster, true);
-        if (e.cluster > 1 && e.cluster != s.cluster) out.push_back(e);
+        if (s.cluster > 1) {  // C = 1 is block_row
+          out.push_back(s);
+          out.push_back(with_l2_ahead(s));
+        }
       }
       break;
     case SoftmaxFamily::cluster_row:
@@ -595,6 +612,7 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
         if (s.cluster > 0 && (s.slice * b >= 4096 || C == 1)) {
           out.push_back(s);
           out.push_back(other_copy(s));
+          out.push_back(with_l2_ahead(s));
         }
       }
       break;
@@ -603,13 +621,11 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
         out.push_back(split_plan(p, d, Prefetch::by_rule));
         out.push_back(split_plan(p, d, out.back().prefetch ? Prefetch::off : Prefetch::on));
         out.push_back(by_counter(out.front()));
-        // Rows read twice: the streamed parts dealt out step by step, or their stores plain
-        // (candidates, session 15).
-        if (out.front().resident < out.front().slice) {
+        // fp32 rows read twice on 16-byte boundaries: the streamed parts dealt out step by step
+        // (or, where that is the default, not).
+        if (p.dtype == DType::f32 && row_head_room(p) == 0 &&
+            out.front().resident < out.front().slice)
           out.push_back(with_interleaved(out.front()));
-          out.push_back(with_plain_stores(out.front()));
-          out.push_back(with_plain_stores(with_interleaved(out.front())));
-        }
         // One block per SM: slices twice as long.
         out.push_back(split_plan(p, d, Prefetch::by_rule, 1));
         // One block per SM with two slices of the same length as two blocks' (rows on chip),
@@ -731,19 +747,19 @@ std::string summary(const SoftmaxPlan& s) {
                          s.smem_bytes);
     case SoftmaxFamily::cluster_tile:
       return fmt::format("cluster_tile C={} T={} K={} slice={}{}", s.cluster, s.threads, s.vecs,
-                         s.slice, s.exact_cluster ? " exact" : "");
+                         s.slice, s.l2_ahead ? " ahead" : "");
     case SoftmaxFamily::cluster_row:
-      return fmt::format("cluster_row C={} slice={} smem={}{}", s.cluster, s.slice, s.smem_bytes,
-                         s.thread_copy ? " ldgsts" : "");
+      return fmt::format("cluster_row C={} slice={} smem={}{}{}", s.cluster, s.slice, s.smem_bytes,
+                         s.thread_copy ? " ldgsts" : "", s.l2_ahead ? " ahead" : "");
     case SoftmaxFamily::split_row:
-      return fmt::format("split_row S={} slice={} resident={} R={} grid={} smem={}{}{}{}{}{}{}",
+      return fmt::format("split_row S={} slice={} resident={} R={} grid={} smem={}{}{}{}{}{}",
                          s.slices, s.slice, s.resident, s.rows_in_flight, s.grid, s.smem_bytes,
                          s.prefetch ? " prefetch" : "", s.tagged_partials ? "" : " counted",
                          s.repoll ? " repoll" : "",
                          s.buffers == 2   ? " pipelined"
                          : s.buffers == 3 ? " pipelined B=3"
                                           : "",
-                         s.interleaved ? " interleaved" : "", s.plain_stores ? " st.wb" : "");
+                         s.interleaved ? " interleaved" : "");
   }
   return "?";
 }

@@ -151,13 +151,10 @@ struct SoftmaxPlan {
                                 // start is loaded again before the statistics' reduction
   bool thread_copy = false;     // cluster_row: the threads copy the slice into shared memory
                                 // (cp.async), not the copy engine (TMA)
-  // Tuning candidates of session 15 (each timed against the plan it varies):
-  bool exact_cluster = false;    // cluster_tile: C = the fewest tiles that hold the row, not the
-                                 // fewest that are a power of two
-  bool interleaved = false;      // split_row, rows read twice: the parts not kept in shared
-                                 // memory dealt to the row's blocks in turn, step by step
-  bool plain_stores = false;     // split_row, rows read twice: the streamed part's stores without
-                                 // the evict-first hint
+  bool interleaved = false;     // split_row, fp32 rows read twice: the parts not kept in shared
+                                // memory dealt to the row's blocks in turn, a step each
+  bool l2_ahead = false;        // cluster_tile, cluster_row (candidate, session 15): each block
+                                // prefetches its slice of the row rows_in_flight on into L2
   std::size_t workspace_bytes = 0;  // split_row: partials + arrival counters
   TrafficModel traffic = TrafficModel::fused;
   std::string why;              // the choice in words, for docs, logs and results' `extra`

@@ -123,9 +123,7 @@ __device__ __forceinline__ RowStats stream_stats(const T* window, std::int64_t b
 
 // y over the streamed part, window[begin, end) of x and of y (pass 2): x re-read, steps taken last
 // to first.
-// (kPlain: the vectors stored without the evict-first hint: session 15's candidate,
-// SoftmaxPlan::plain_stores.)
-template <int W, bool kPlain = false, class T>
+template <int W, class T>
 __device__ __forceinline__ void stream_write(const T* window, T* y_window, std::int64_t begin,
                                              std::int64_t end, bool y_vec, RowScale r) {
   const GroupRange g = whole_groups<W>(begin, end);
@@ -148,10 +146,7 @@ __device__ __forceinline__ void stream_write(const T* window, T* y_window, std::
 #pragma unroll
         for (int e = 0; e < W; ++e) out.e[e] = from_float<T>(softmax_value(to_float(v.e[e]), r));
         if (y_vec) {
-          if constexpr (kPlain)
-            store_vec(y_window + q * W, out);
-          else
-            store_vec_streaming(y_window + q * W, out);  // keep L2 for x's second read
+          store_vec_streaming(y_window + q * W, out);  // keep L2 for x's second read
         } else {
 #pragma unroll
           for (int e = 0; e < W; ++e) y_window[q * W + e] = out.e[e];
@@ -161,12 +156,15 @@ __device__ __forceinline__ void stream_write(const T* window, T* y_window, std::
   }
 }
 
-// Rows read twice, interleaved (session 15's candidate, SoftmaxPlan::interleaved; aligned rows
-// only): part s of a row keeps elements [s x resident, (s + 1) x resident) in shared memory, and
-// the rest of the row, [S x resident, N), is dealt out in rounds of S steps of kSliceThreads
-// vectors -- step r x S + s to part s -- and what is left under a whole round is cut into S equal
-// pieces. So at any moment the grid's streamed loads and stores fall in one window of a few MB of
-// consecutive addresses, as the copy ceiling's do, instead of one stream per block.
+// fp32 rows read twice, interleaved (SoftmaxPlan::interleaved; rows on 16-byte boundaries whose
+// windows line up): part s of a row keeps elements [s x resident, (s + 1) x resident) in shared
+// memory, and the rest of the row, [S x resident, N), is dealt out in rounds of S steps of
+// kSliceThreads vectors -- step r x S + s to part s -- and what is left under a whole round is cut
+// into S equal pieces. So at any moment the grid's streamed loads and stores fall in one window of
+// a few MB of consecutive addresses, as the copy ceiling's do, instead of in one stream per block.
+// On the H200 this took M = 1, N = 2^26 from 223.4 to 201.4 us (1.109x); where a row's streamed
+// part fits in L2 (M = 8, N = 2^24), and for bf16, it was slower (docs/performance.md, session
+// 15).
 struct InterleavedPart {
   std::int64_t base;    // the row's first streamed element
   std::int64_t rounds;  // whole rounds
@@ -216,12 +214,12 @@ __device__ __forceinline__ RowStats interleaved_stats(const T* row, const Interl
 // y over part `part`'s streamed elements (pass 2): the piece first, then the rounds last to first
 // (the reverse of pass 1's order, so that the most recently read lines, likeliest still in L2,
 // come first).
-template <bool kPlain, class T>
+template <class T>
 __device__ __forceinline__ void interleaved_write(const T* row, T* y_row, const InterleavedPart& ip,
                                                   int S, int part, RowScale r) {
   constexpr int V = Vec<T>::kElems;
   constexpr std::int64_t kStep = static_cast<std::int64_t>(kSliceThreads) * V;
-  stream_write<V, kPlain>(row, y_row, ip.piece_begin, ip.piece_end, true, r);
+  stream_write<V>(row, y_row, ip.piece_begin, ip.piece_end, true, r);
   const std::int64_t offset = ip.base + part * kStep + threadIdx.x * V;
   for (std::int64_t r0 = ip.rounds - 1; r0 >= 0; r0 -= kStreamUnroll) {
 #pragma unroll
@@ -232,10 +230,7 @@ __device__ __forceinline__ void interleaved_write(const T* row, T* y_row, const 
       Vec<T> out;
 #pragma unroll
       for (int e = 0; e < V; ++e) out.e[e] = from_float<T>(softmax_value(to_float(v.e[e]), r));
-      if constexpr (kPlain)
-        store_vec(y_row + at, out);
-      else
-        store_vec_streaming(y_row + at, out);
+      store_vec_streaming(y_row + at, out);
     }
   }
 }
@@ -279,11 +274,6 @@ __device__ __forceinline__ RowStats await_partial(float2* slot) {
   return await_partial(slot, partial_bits(slot));
 }
 
-// Brings bytes [src, src + bytes) towards L2 without waiting (one bulk prefetch instruction;
-// 16-byte aligned source and size).
-__device__ __forceinline__ void prefetch_l2(const void* src, std::uint32_t bytes) {
-  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(src), "r"(bytes) : "memory");
-}
 // The whole vectors of a slice's window (`src` the slice's first element, w its window) towards
 // L2: what the slice's copy-engine chunks will read.
 template <class T>
@@ -397,10 +387,9 @@ __device__ __forceinline__ void trace_block(std::int64_t items, bool exit) {
 
 // kWindowed: the rows may start off 16-byte boundaries (compiled apart from the aligned case, whose
 // offsets are 0 at compile time).
-// (kInterleaved, kPlain: session 15's candidates, aligned rows only: SoftmaxPlan::interleaved and
-// plain_stores.)
-template <class T, bool kWindowed, bool kTrace = false, bool kInterleaved = false,
-          bool kPlain = false>
+// (kInterleaved: fp32 rows read twice with their streamed parts dealt out step by step, aligned
+// rows only: interleaved_part above.)
+template <class T, bool kWindowed, bool kTrace = false, bool kInterleaved = false>
 __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
     split_row_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t M, std::int64_t N,
                      std::int64_t ld_x, std::int64_t ld_y, int S, std::int64_t slice,
@@ -486,10 +475,10 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
     const RowScale scale = row_scale(row_stats);
     T* y_window = y + it.row * ld_y + it.begin - w.lo;
     if constexpr (kInterleaved)
-      interleaved_write<kPlain>(x + it.row * ld_x, y + it.row * ld_y,
+      interleaved_write(x + it.row * ld_x, y + it.row * ld_y,
                                 interleaved_part<T>(N, S, it.part, resident), S, it.part, scale);
     else if (x_tma)
-      stream_write<V, kPlain>(window, y_window, w.hi, w.lo + it.n, y_vec, scale);
+      stream_write<V>(window, y_window, w.hi, w.lo + it.n, y_vec, scale);
     else
       stream_write<1>(window, y_window, w.hi, w.lo + it.n, y_vec, scale);
 
@@ -676,11 +665,8 @@ template <class T, bool kTrace>
 void allow_split_kernels() {
   allow_all_dynamic_shared_memory(split_row_kernel<T, false, kTrace>);
   allow_all_dynamic_shared_memory(split_row_kernel<T, true, kTrace>);
-  if constexpr (!kTrace) {
-    allow_all_dynamic_shared_memory(split_row_kernel<T, false, false, true, false>);
-    allow_all_dynamic_shared_memory(split_row_kernel<T, false, false, false, true>);
-    allow_all_dynamic_shared_memory(split_row_kernel<T, false, false, true, true>);
-  }
+  if constexpr (sizeof(T) == 4)
+    allow_all_dynamic_shared_memory(split_row_kernel<T, false, kTrace, true>);  // interleaved
   for (const int buffers : {2, 3})
     for (const bool repoll : {false, true}) {
       allow_all_dynamic_shared_memory(pipelined_kernel<T, false, kTrace>(buffers, repoll));
@@ -746,6 +732,9 @@ void check_plan(const SoftmaxPlan& plan, const Problem& p) {
     throw std::invalid_argument("split_row: a grid of " + std::to_string(plan.grid) +
                                 " blocks cannot hold the " + std::to_string(plan.slices) +
                                 " slices of one row at once");
+  if (plan.interleaved && (p.dtype != DType::f32 || plan.buffers != 1 || plan.resident >= plan.slice))
+    throw std::invalid_argument("split_row: interleaved streamed parts are built for fp32 rows read "
+                                "twice (one slice per block, resident part shorter than the slice)");
   if (plan.buffers < 1 || plan.buffers > 3)
     throw std::invalid_argument("split_row: " + std::to_string(plan.buffers) +
                                 " slices per block; 1, or 2 or 3 (the pipelined exchange)");
@@ -834,14 +823,11 @@ void launch_split(const SoftmaxPlan& plan, const Launch& l, std::uint64_t* trace
       } else {
         auto kernel =
             windowed ? split_row_kernel<T, true, kTrace> : split_row_kernel<T, false, kTrace>;
-        // The candidates: aligned rows whose windows line up (else the kernel above).
-        if constexpr (!kTrace) {
-          if (!windowed && x_tma && y_vec && (plan.interleaved || plan.plain_stores))
-            kernel = plan.interleaved
-                         ? (plan.plain_stores ? split_row_kernel<T, false, false, true, true>
-                                              : split_row_kernel<T, false, false, true, false>)
-                         : split_row_kernel<T, false, false, false, true>;
-        }
+        // Interleaved: rows on 16-byte boundaries whose windows line up (else the kernel above,
+        // the same plan's slices each with its own streamed part: correct, at the speed before).
+        if constexpr (sizeof(T) == 4)
+          if (plan.interleaved && !windowed && x_tma && y_vec)
+            kernel = split_row_kernel<T, false, kTrace, true>;
         CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, xp, yp, p.M, p.N, p.ld_x, p.ld_y,
                                       plan.slices, plan.slice, plan.resident, x_tma, y_vec,
                                       plan.prefetch, plan.tagged_partials, partials, arrived));

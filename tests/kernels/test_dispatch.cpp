@@ -134,16 +134,15 @@ void check_invariants(const SoftmaxPlan& s, const Problem& p, const DeviceLimits
       }));
       CHECK(s.cluster >= 2);
       CHECK(s.cluster <= kMaxClusterSize);
-      CHECK((s.exact_cluster || (s.cluster & (s.cluster - 1)) == 0));
+      CHECK((s.cluster & (s.cluster - 1)) == 0);
       CHECK(s.capacity == std::int64_t{s.threads} * s.vecs * V);
       CHECK(s.slice + head_room(p) <= s.capacity);  // each block's window fits its tile
       CHECK(s.slice % V == 0);
       CHECK(s.slice * s.cluster >= p.N);
       CHECK(s.slice * (s.cluster - 1) < p.N);  // no empty block
       CHECK(s.capacity * s.cluster >= p.N);
-      // The fewest tiles (a power of two; exact: any number) that hold N's windows: half as many
-      // (exact: one fewer) would not.
-      const std::int64_t half = s.exact_cluster ? s.cluster - 1 : s.cluster / 2;
+      // The fewest tiles (a power of two) that hold N's windows: half as many would not.
+      const std::int64_t half = s.cluster / 2;
       CHECK(((p.N + half - 1) / half + V - 1) / V * V + head_room(p) > s.capacity);
       CHECK(s.grid == p.M * s.cluster);
       CHECK(s.smem_bytes == 0);
@@ -196,6 +195,12 @@ void check_invariants(const SoftmaxPlan& s, const Problem& p, const DeviceLimits
       CHECK(s.workspace_bytes >= static_cast<std::size_t>(p.M * s.slices * 8 + p.M * 4));
       CHECK(s.workspace_bytes <= split_workspace_bytes(p));
       CHECK(s.traffic == (s.resident == s.slice ? TrafficModel::fused : TrafficModel::two_read));
+      // Streamed parts dealt out step by step: fp32 rows read twice, one slice per block.
+      if (s.interleaved) {
+        CHECK(p.dtype == DType::f32);
+        CHECK(s.buffers == 1);
+        CHECK(s.resident < s.slice);
+      }
       break;
     }
   }
@@ -460,6 +465,28 @@ TEST_CASE("dispatch: split rows stay on chip while the card holds them, else rea
     CHECK(s.resident < s.slice);
     CHECK(s.grid == 264);
   }
+  // The streamed parts dealt out step by step where a row's streamed part is larger than L2
+  // (M = 1, N = 2^26 fp32: 238 MB, 1.109x on the H200), not where it fits (M = 8, N = 2^24: 37 MB
+  // a row, 0.972x), not for bf16 (0.970x), not for rows off 16-byte boundaries; each time the
+  // other form is a candidate.
+  for (const auto& [p, want] : std::vector<std::pair<Problem, bool>>{
+           {dense(1, 1 << 26, DType::f32), true},
+           {dense(2, 1 << 25, DType::f32), true},
+           {dense(8, 1 << 24, DType::f32), false},
+           {dense(1, 1 << 26, DType::bf16), false},
+           {Problem{1, (1 << 26) - 1, (1 << 26) - 1, (1 << 26) - 1, DType::f32}, false}}) {
+    const SoftmaxPlan s = plan_softmax(p, kH200);
+    INFO(summary(s));
+    CHECK(s.interleaved == want);
+    CHECK((want ? summary(s).find(" interleaved") != std::string::npos
+                : summary(s).find(" interleaved") == std::string::npos));
+    const std::string plain = want ? summary(s).substr(0, summary(s).size() - 12) : summary(s);
+    const std::string other = want ? plain : plain + " interleaved";
+    const std::vector<SoftmaxPlan> all = candidate_plans(p, kH200);
+    CHECK(std::count_if(all.begin(), all.end(), [&](const SoftmaxPlan& c) {
+            return summary(c) == other;
+          }) == (p.dtype == DType::f32 && p.N % 4 == 0 ? 1 : 0));
+  }
   // Few medium rows: M = 4, N = 65536 would give 16 blocks as clusters; split uses slices of at
   // least kMinSplitSlice elements instead.
   const SoftmaxPlan c = plan_softmax(dense(4, 65536, DType::f32), kH200);
@@ -723,6 +750,20 @@ TEST_CASE("split_row refuses a pipelined plan it cannot run, before any launch",
   SoftmaxPlan repoll_one = single_slice_one_per_sm(p);  // the re-poll without the pipeline
   repoll_one.repoll = true;
   CHECK(refusal(repoll_one).find("early re-poll") != std::string::npos);
+  // Interleaved streamed parts: fp32 rows read twice only.
+  SoftmaxPlan on_chip = single_slice_one_per_sm(p);  // every slice resident
+  on_chip.interleaved = true;
+  CHECK(refusal(on_chip).find("interleaved") != std::string::npos);
+  SoftmaxPlan bf16 = plan_softmax(dense(1, 1 << 26, DType::bf16), kH200);
+  bf16.interleaved = true;
+  Launch lb;
+  lb.p = dense(1, 1 << 26, DType::bf16);
+  try {
+    launch_plan(bf16, lb);
+    FAIL("a bf16 plan with interleaved streamed parts was accepted");
+  } catch (const std::invalid_argument& e) {
+    CHECK(std::string(e.what()).find("interleaved") != std::string::npos);
+  }
 }
 
 TEST_CASE("dispatch: split_row prefetches into L2 only while a wave of rows fills at most 41% of it",

@@ -109,6 +109,21 @@ std::int64_t first_two_read_n(DType t, const DeviceLimits& d) {
   }
 }
 
+// An fp32 row read twice on 16-byte boundaries whose streamed part spans several rounds of the
+// interleaved layout (split_row.cu, interleaved_part) and then a piece per slice: half again the
+// first row too long for the card, a whole number of vectors plus one more.
+std::int64_t interleaved_n(const DeviceLimits& d) {
+  return first_two_read_n(DType::f32, d) * 3 / 2 / 4 * 4 + 4;
+}
+
+// The candidate of p with the streamed parts interleaved.
+SoftmaxPlan interleaved_plan(const Problem& p, const DeviceLimits& d) {
+  for (const SoftmaxPlan& s : candidate_plans(p, d))
+    if (s.interleaved) return s;
+  FAIL("no interleaved candidate for " << p.M << " x " << p.N);
+  return {};
+}
+
 }  // namespace
 
 TEST_CASE("production softmax: each family at the dispatch's edges, fp32 / bf16 / fp16",
@@ -188,6 +203,11 @@ TEST_CASE("production softmax: every candidate plan of a shape is correct", "[gp
     REQUIRE(plan_softmax(twice, d).traffic == TrafficModel::two_read);
     std::vector<Problem> all(std::begin(shapes), std::end(shapes));
     all.push_back(twice);
+    // Rows read twice on 16-byte boundaries (fp32: the interleaved candidate among them), the
+    // second with a partial vector at each row's end (ld padded to whole vectors).
+    const std::int64_t ni = interleaved_n(d);
+    all.push_back(dense(2, ni, t));
+    all.push_back(Problem{2, ni - 3, ni, ni + 4, t});
     for (Problem p : all) {
       p.dtype = t;
       for (const SoftmaxPlan& plan : candidate_plans(p, d)) {
@@ -208,6 +228,20 @@ TEST_CASE("production softmax: bf16 and fp16 on every kind of hostile row", "[gp
       for (const std::int64_t n : {std::int64_t{1000}, std::int64_t{5000}, std::int64_t{40000},
                                    std::int64_t{600000}})
         check_case(dense(3, n, t), kind, next_seed());
+}
+
+TEST_CASE("production softmax: fp32 rows read twice, streamed parts interleaved, on every kind "
+          "of hostile row",
+          "[gpu][softmax]") {
+  const DeviceLimits d = device_limits();
+  const std::int64_t ni = interleaved_n(d);
+  for (const Problem& p : {dense(2, ni), Problem{2, ni - 1, ni + 4, ni + 8, DType::f32}}) {
+    const SoftmaxPlan plan = interleaved_plan(p, d);
+    for (const InputKind kind :
+         {InputKind::large, InputKind::all_equal, InputKind::some_neg_inf, InputKind::all_neg_inf,
+          InputKind::has_nan, InputKind::has_pos_inf})
+      check_case(p, kind, next_seed(), plan);
+  }
 }
 
 TEST_CASE("production softmax: padded and misaligned strides, windows and the scalar path",
@@ -240,8 +274,9 @@ TEST_CASE("production softmax: repeated launches give bit-identical outputs", "[
   const DeviceLimits d = device_limits();
   const KernelInfo* k = find_kernel("softmax");
   REQUIRE(k != nullptr);
+  // (M = 1, N = 2^26 fp32: the interleaved streamed parts, the dispatch's plan there.)
   for (const Problem& p : {dense(5, 1 << 20), dense(200, 1 << 17), dense(2, first_two_read_n(DType::f32, d)),
-                           dense(300, 5000, DType::bf16)}) {
+                           dense(1, 1 << 26), dense(300, 5000, DType::bf16)}) {
     INFO(summary(plan_softmax(p, d)));
     std::vector<float> x = make_input(p, next_seed(), InputKind::normal);
     const KernelRun a = run_launch(p, x, k->launch, k->workspace_bytes(p));
@@ -420,7 +455,9 @@ double percentile(std::vector<double> v, double q) {
 // For the split_row shapes of the default sweep, N = 1000003 and the rows too long for the card
 // (M = 1, N = 2^26; M = 8, N = 2^24), fp32 and bf16 (SMR_TUNE_DTYPES
 // chooses), the default plan and the other split_row forms on one block per SM with the rows on
-// chip (one slice per block, the pipelined exchange's two or three): one launch, L2 flushed
+// chip (one slice per block, the pipelined exchange's two or three), and for rows read twice the
+// default's twin with its streamed parts laid out the other way (interleaved or not, fp32): one
+// launch, L2 flushed
 // before it, with thread 0 of every block stamping the SM clock at four points of every loop trip
 // (trace_split_row; the stamp buffer zeroed first, and every stamp checked to be set). Printed
 // per plan, over all trips: the median and 90th percentile of each phase -- statistics (the
@@ -478,6 +515,12 @@ TEST_CASE("production softmax: where split_row's loop trips spend their time",
                   (q.prefetch == s.prefetch && q.repoll == s.repoll));
         });
         if (s.grid <= d.sm_count && s.resident == s.slice && new_form) plans.push_back(s);
+        // Rows read twice: the default's twin with the streamed parts laid out the other way
+        // (interleaved or not).
+        if (def.resident < def.slice && s.interleaved != def.interleaved &&
+            s.slices == def.slices && s.prefetch == def.prefetch &&
+            s.tagged_partials == def.tagged_partials)
+          plans.push_back(s);
       }
       DeviceBuffer dws(split_workspace_bytes(p));
       for (const SoftmaxPlan& plan : plans) {
