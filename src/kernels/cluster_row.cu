@@ -49,7 +49,7 @@ template <class T, bool kWindowed>
 __global__ void __launch_bounds__(kSliceThreads, 3)
     cluster_row_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t N,
                        std::int64_t ld_x, std::int64_t ld_y, std::int64_t slice, bool x_tma,
-                       bool y_vec, bool thread_copy, std::int64_t ahead) {
+                       bool y_vec, bool thread_copy) {
   static_assert(kSliceThreads % kWarpSize == 0);
   extern __shared__ __align__(kVecBytes) unsigned char slice_smem[];
 #pragma nv_diag_suppress static_var_with_dynamic_init
@@ -70,10 +70,6 @@ __global__ void __launch_bounds__(kSliceThreads, 3)
   const SliceWindow w = slice_window<kWindowed>(src, n, x_tma);
   const std::int64_t per = chunk_vecs(w.vhi);
   issue_slice_copy(s, src - w.lo, w, per, sb);
-  // (Candidate, session 15: SoftmaxPlan::l2_ahead.) The same slice of the row `ahead` rows on --
-  // about the one the block that takes this one's place will copy -- brought towards L2 now.
-  if (!kWindowed && x_tma && ahead > 0 && threadIdx.x == 0 && row + ahead < gridDim.x / C)
-    prefetch_l2(src + ahead * ld_x, static_cast<std::uint32_t>(n * sizeof(T)) / kVecBytes * kVecBytes);
   const RowStats mine = block_allreduce<kSliceThreads>(slice_stats(s, w, per, sb), MergeOp{});
   // Every block's partial through distributed shared memory (cluster_stats.cuh).
   const RowStats row_stats = cluster_row_stats(block_stats, mine);
@@ -132,8 +128,7 @@ void launch_cluster_row(const SoftmaxPlan& plan, const Launch& l) {
                        plan.smem_bytes;
     const bool y_vec = x_tma && same_vector_offsets(l.x, p.ld_x, l.y, p.ld_y, sizeof(T));
     CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, static_cast<const T*>(l.x), static_cast<T*>(l.y),
-                                  p.N, p.ld_x, p.ld_y, plan.slice, x_tma, y_vec, plan.thread_copy,
-                                  plan.l2_ahead ? plan.rows_in_flight : std::int64_t{0}));
+                                  p.N, p.ld_x, p.ld_y, plan.slice, x_tma, y_vec, plan.thread_copy));
     CUDA_CHECK_LAUNCH();
   });
 }

@@ -47,8 +47,7 @@ namespace {
 template <int W, bool kWindowed, int kThreads, int K, class T>
 __device__ __forceinline__ void cluster_tile_body(const T* __restrict__ x, T* __restrict__ y,
                                                   std::int64_t N, std::int64_t ld_x,
-                                                  std::int64_t ld_y, std::int64_t slice,
-                                                  std::int64_t ahead) {
+                                                  std::int64_t ld_y, std::int64_t slice) {
   __shared__ RowStats block_stats;  // this block's partial, read by the whole cluster
   const cg::cluster_group cluster = cg::this_cluster();
   const int C = static_cast<int>(cluster.num_blocks());
@@ -60,12 +59,6 @@ __device__ __forceinline__ void cluster_tile_body(const T* __restrict__ x, T* __
 
   RowTile<T, K> tile;
   load_tile<W, kThreads, kWindowed>(x + row * ld_x + begin, n, t, tile);
-  // (Candidate, session 15: SoftmaxPlan::l2_ahead.) The same slice of the row `ahead` rows on --
-  // about the one the block that takes this one's place will load -- brought towards L2 now.
-  if constexpr (!kWindowed && W == Vec<T>::kElems)
-    if (ahead > 0 && t == 0 && row + ahead < gridDim.x / C)
-      prefetch_l2(x + (row + ahead) * ld_x + begin,
-                  static_cast<std::uint32_t>(n * sizeof(T)) / kVecBytes * kVecBytes);
   const RowStats mine = tile_stats(tile);
   const RowStats block = block_allreduce<kThreads>(mine, MergeOp{});
   // Every block's partial through distributed shared memory (cluster_stats.cuh).
@@ -82,10 +75,8 @@ __device__ __forceinline__ void cluster_tile_body(const T* __restrict__ x, T* __
 template <class T, int kThreads, int K, Access A>
 __global__ void __launch_bounds__(kThreads, kTileMinBlocks<kThreads>)
     cluster_tile_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t N,
-                        std::int64_t ld_x, std::int64_t ld_y, std::int64_t slice,
-                        std::int64_t ahead) {
-  cluster_tile_body<kGroupWidth<T, A>, kWindowed<A>, kThreads, K>(x, y, N, ld_x, ld_y, slice,
-                                                                  ahead);
+                        std::int64_t ld_x, std::int64_t ld_y, std::int64_t slice) {
+  cluster_tile_body<kGroupWidth<T, A>, kWindowed<A>, kThreads, K>(x, y, N, ld_x, ld_y, slice);
 }
 
 template <class T, Access A, class F>
@@ -133,8 +124,7 @@ void launch_cluster_tile(const SoftmaxPlan& plan, const Launch& l) {
         const cudaLaunchConfig_t cfg = cluster_launch_config(p.M * plan.cluster, plan.threads, 0,
                                                              plan.cluster, l.stream, attr);
         CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, static_cast<const T*>(l.x),
-                                      static_cast<T*>(l.y), p.N, p.ld_x, p.ld_y, plan.slice,
-                                      plan.l2_ahead ? plan.rows_in_flight : std::int64_t{0}));
+                                      static_cast<T*>(l.y), p.N, p.ld_x, p.ld_y, plan.slice));
         CUDA_CHECK_LAUNCH();
       });
     });

@@ -456,17 +456,9 @@ bool same_plan(const SoftmaxPlan& a, const SoftmaxPlan& b) {
          a.resident == b.resident && a.grid == b.grid && a.prefetch == b.prefetch &&
          a.repoll == b.repoll &&
          a.thread_copy == b.thread_copy && a.tagged_partials == b.tagged_partials &&
-         a.buffers == b.buffers && a.interleaved == b.interleaved && a.l2_ahead == b.l2_ahead;
+         a.buffers == b.buffers && a.interleaved == b.interleaved;
 }
 
-
-// A cluster plan whose blocks each prefetch their slice of the row rows_in_flight on into L2
-// (candidate, session 15): the next wave's loads would find it there.
-SoftmaxPlan with_l2_ahead(SoftmaxPlan s) {
-  s.l2_ahead = true;
-  s.why += fmt::format("; each block prefetches its slice of the row {} on into L2", s.rows_in_flight);
-  return s;
-}
 
 // The same cluster_row plan with its slice copied in the other way (threads / copy engine): a
 // candidate for the tuning run.
@@ -599,10 +591,7 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
     case SoftmaxFamily::cluster_tile:
       for (TileShape t : cluster_tile_tiles(p.dtype)) {
         SoftmaxPlan s = cluster_tile_plan(p, d, t, max_cluster);
-        if (s.cluster > 1) {  // C = 1 is block_row
-          out.push_back(s);
-          out.push_back(with_l2_ahead(s));
-        }
+        if (s.cluster > 1) out.push_back(s);  // C = 1 is block_row
       }
       break;
     case SoftmaxFamily::cluster_row:
@@ -612,7 +601,6 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
         if (s.cluster > 0 && (s.slice * b >= 4096 || C == 1)) {
           out.push_back(s);
           out.push_back(other_copy(s));
-          out.push_back(with_l2_ahead(s));
         }
       }
       break;
@@ -746,11 +734,11 @@ std::string summary(const SoftmaxPlan& s) {
       return fmt::format("block_hybrid T={} K={} cap={} smem={}", s.threads, s.vecs, s.capacity,
                          s.smem_bytes);
     case SoftmaxFamily::cluster_tile:
-      return fmt::format("cluster_tile C={} T={} K={} slice={}{}", s.cluster, s.threads, s.vecs,
-                         s.slice, s.l2_ahead ? " ahead" : "");
+      return fmt::format("cluster_tile C={} T={} K={} slice={}", s.cluster, s.threads, s.vecs,
+                         s.slice);
     case SoftmaxFamily::cluster_row:
-      return fmt::format("cluster_row C={} slice={} smem={}{}{}", s.cluster, s.slice, s.smem_bytes,
-                         s.thread_copy ? " ldgsts" : "", s.l2_ahead ? " ahead" : "");
+      return fmt::format("cluster_row C={} slice={} smem={}{}", s.cluster, s.slice, s.smem_bytes,
+                         s.thread_copy ? " ldgsts" : "");
     case SoftmaxFamily::split_row:
       return fmt::format("split_row S={} slice={} resident={} R={} grid={} smem={}{}{}{}{}{}",
                          s.slices, s.slice, s.resident, s.rows_in_flight, s.grid, s.smem_bytes,

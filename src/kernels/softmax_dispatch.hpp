@@ -153,8 +153,6 @@ struct SoftmaxPlan {
                                 // (cp.async), not the copy engine (TMA)
   bool interleaved = false;     // split_row, fp32 rows read twice: the parts not kept in shared
                                 // memory dealt to the row's blocks in turn, a step each
-  bool l2_ahead = false;        // cluster_tile, cluster_row (candidate, session 15): each block
-                                // prefetches its slice of the row rows_in_flight on into L2
   std::size_t workspace_bytes = 0;  // split_row: partials + arrival counters
   TrafficModel traffic = TrafficModel::fused;
   std::string why;              // the choice in words, for docs, logs and results' `extra`

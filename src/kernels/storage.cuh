@@ -73,11 +73,6 @@ __device__ __forceinline__ void store_vec(T* p, const Vec<T>& v) {
   __builtin_memcpy(&raw, &v, sizeof(raw));
   __stwb(reinterpret_cast<uint4*>(p), raw);
 }
-// Brings bytes [src, src + bytes) towards L2 without waiting (one bulk prefetch instruction;
-// 16-byte aligned source and size).
-__device__ __forceinline__ void prefetch_l2(const void* src, std::uint32_t bytes) {
-  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(src), "r"(bytes) : "memory");
-}
 // The streaming store (st.global.cs): y is never re-read, so its lines may leave L2 first. Used
 // where L2 holds something worth keeping (split_row's second read of x).
 template <class T>
