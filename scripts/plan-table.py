@@ -44,6 +44,7 @@ SPLIT_FORMS = [
     ("three slices per block", ", pipelined (3 slices)"),
     ("polled again before", ", early re-poll"),
     ("partials counted in", ", counted partials"),
+    ("dealt to the row's blocks in turn", ", streamed parts interleaved"),
 ]
 
 

@@ -105,6 +105,10 @@ class Short(unittest.TestCase):
         self.assertEqual(plan_table.short(ROW), "cluster_row C=2, 64 KiB slices in smem")
         self.assertEqual(plan_table.short(SPLIT), "split_row S=264, R=1, L2 prefetch")
         self.assertEqual(plan_table.short(SPLIT_TWICE), "split_row S=264, R=1, part read twice")
+        # Session 15's sentence: fp32 rows read twice with the streamed parts interleaved.
+        self.assertEqual(plan_table.short(SPLIT_TWICE + "; the parts not kept in shared memory dealt "
+                                          "to the row's blocks in turn, a step each"),
+                         "split_row S=264, R=1, part read twice, streamed parts interleaved")
         self.assertEqual(plan_table.short(SPLIT_ONE_PER_SM),
                          "split_row S=44, R=3, 1 block(s) per SM, L2 prefetch")
         self.assertEqual(plan_table.short(SPLIT_PIPELINED),
