@@ -24,6 +24,7 @@
 #include "kernels/ceilings.hpp"
 #include "kernels/fused_row.hpp"
 #include "kernels/registry.hpp"
+#include "kernels/softmax_dispatch.hpp"
 
 namespace {
 
@@ -197,7 +198,11 @@ TEST_CASE("a small shape set for compute-sanitizer, every kernel", "[gpu][saniti
       {dense(16, 600000), {}, InputKind::mixed},
       {dense(2, 1 << 21), {}, InputKind::mixed},
       {dense(4, 300001), {}, InputKind::mixed},
+      // fp32 rows read twice whose streamed part is larger than L2 (100 MB, 66 MB streamed):
+      // split_row with the streamed parts dealt to the row's blocks step by step.
+      {dense(1, 3 << 23), {}, InputKind::mixed},
   };
+  REQUIRE(plan_softmax(dense(1, 3 << 23), limits).interleaved);
   for (std::size_t ci = 0; ci < cases.size(); ++ci) {
     const Case& c = cases[ci];
     const std::uint64_t seed = smr::test::case_seed(base, 1000 + ci);
