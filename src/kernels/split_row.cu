@@ -27,7 +27,10 @@
 // A cudaMemsetAsync before each launch fills the partial slots with the unpublished tag (or zeroes
 // the arrival counters, counted). split_row_pipelined_kernel, below, is the same work with two or
 // three slices per block, so that step 3's wait is for partials published a trip earlier (and, with
-// three, step 1's for copies issued a trip earlier); the dispatch says when it runs.
+// three, step 1's for copies issued a trip earlier); the dispatch says when it runs. fp32 rows
+// read twice whose streamed part is larger than L2 (M = 1, N = 2^26) deal that part out to the
+// row's blocks step by step instead of giving each block its own stretch (kInterleaved:
+// interleaved_part, below): the same bytes, in the copy ceiling's order.
 //
 // Trace launches (trace_split_row, softmax_families.hpp) compile both kernels again with kTrace:
 // thread 0 stamps the SM clock at four points of every trip and the global timer at the block's
