@@ -398,7 +398,7 @@ SoftmaxPlan with_interleaved(SoftmaxPlan s) {
 // Whether fp32 rows read twice deal their streamed parts out step by step (with_interleaved):
 // where a row's streamed part is larger than L2, so that its second read comes from DRAM. On the
 // H200 (session 15's tuning runs, gpu-tests/s15-call2-tune-*.log): M = 1, N = 2^26 (238 MB
-// streamed) 1.109x and 1.110x; M = 8, N = 2^24 (37 MB streamed a row, re-read from L2) 0.972x;
+// streamed) 1.109x and 1.110x; M = 8, N = 2^24 (37 MB streamed a row, less than L2) 0.972x;
 // bf16 0.970x at M = 1 and 0.845x at M = 8 (its interleaved instantiation spilled 40 bytes), so
 // fp32 only.
 bool split_interleave_default(const Problem& p, const DeviceLimits& d, const SoftmaxPlan& s) {
@@ -458,7 +458,6 @@ bool same_plan(const SoftmaxPlan& a, const SoftmaxPlan& b) {
          a.thread_copy == b.thread_copy && a.tagged_partials == b.tagged_partials &&
          a.buffers == b.buffers && a.interleaved == b.interleaved;
 }
-
 
 // The same cluster_row plan with its slice copied in the other way (threads / copy engine): a
 // candidate for the tuning run.
