@@ -395,6 +395,12 @@ SoftmaxPlan with_interleaved(SoftmaxPlan s) {
   return s;
 }
 
+// Whether split_row's kernel has the interleaved form for plan s of p: fp32 rows on 16-byte
+// boundaries read twice, one slice per block.
+bool interleavable(const Problem& p, const SoftmaxPlan& s) {
+  return p.dtype == DType::f32 && row_head_room(p) == 0 && s.buffers == 1 && s.resident < s.slice;
+}
+
 // Whether fp32 rows read twice deal their streamed parts out step by step (with_interleaved):
 // where a row's streamed part is larger than L2, so that its second read comes from DRAM. On the
 // H200 (session 15's tuning runs, gpu-tests/s15-call2-tune-*.log): M = 1, N = 2^26 (238 MB
@@ -404,8 +410,7 @@ SoftmaxPlan with_interleaved(SoftmaxPlan s) {
 bool split_interleave_default(const Problem& p, const DeviceLimits& d, const SoftmaxPlan& s) {
   const double streamed = static_cast<double>(p.N - std::min<i64>(p.N, s.slices * s.resident)) *
                           static_cast<double>(dtype_bytes(p.dtype));
-  return p.dtype == DType::f32 && row_head_room(p) == 0 && s.buffers == 1 &&
-         s.resident < s.slice && streamed > static_cast<double>(d.l2_bytes);
+  return interleavable(p, s) && streamed > static_cast<double>(d.l2_bytes);
 }
 
 // The default split_row plan: rows that fit on chip on one block per SM (slices twice as long as
@@ -610,9 +615,7 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
         out.push_back(by_counter(out.front()));
         // fp32 rows read twice on 16-byte boundaries: the streamed parts dealt out step by step
         // (or, where that is the default, not).
-        if (p.dtype == DType::f32 && row_head_room(p) == 0 &&
-            out.front().resident < out.front().slice)
-          out.push_back(with_interleaved(out.front()));
+        if (interleavable(p, out.front())) out.push_back(with_interleaved(out.front()));
         // One block per SM: slices twice as long.
         out.push_back(split_plan(p, d, Prefetch::by_rule, 1));
         // One block per SM with two slices of the same length as two blocks' (rows on chip),

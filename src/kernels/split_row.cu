@@ -168,6 +168,10 @@ __device__ __forceinline__ void stream_write(const T* window, T* y_window, std::
 // On the H200 this took M = 1, N = 2^26 from 223.4 to 201.4 us (1.109x); where a row's streamed
 // part fits in L2 (M = 8, N = 2^24), and for bf16, it was slower (docs/performance.md, session
 // 15).
+// A step: kSliceThreads vectors, one per thread.
+template <class T>
+inline constexpr std::int64_t kInterleaveStep =
+    static_cast<std::int64_t>(kSliceThreads) * Vec<T>::kElems;
 struct InterleavedPart {
   std::int64_t base;    // the row's first streamed element
   std::int64_t rounds;  // whole rounds
@@ -177,7 +181,7 @@ template <class T>
 __device__ __forceinline__ InterleavedPart interleaved_part(std::int64_t N, int S, int part,
                                                             std::int64_t resident) {
   constexpr std::int64_t V = Vec<T>::kElems;
-  constexpr std::int64_t kStep = static_cast<std::int64_t>(kSliceThreads) * V;  // elements
+  constexpr std::int64_t kStep = kInterleaveStep<T>;
   InterleavedPart ip;
   ip.base = std::min<std::int64_t>(N, S * resident);
   ip.rounds = (N - ip.base) / (S * kStep);
@@ -193,7 +197,7 @@ template <class T>
 __device__ __forceinline__ RowStats interleaved_stats(const T* row, const InterleavedPart& ip,
                                                       int S, int part, RowStats st) {
   constexpr int V = Vec<T>::kElems;
-  constexpr std::int64_t kStep = static_cast<std::int64_t>(kSliceThreads) * V;
+  constexpr std::int64_t kStep = kInterleaveStep<T>;
   const T* first = row + ip.base + part * kStep + threadIdx.x * V;
   for (std::int64_t r0 = 0; r0 < ip.rounds; r0 += kStreamUnroll) {
     float f[kStreamUnroll][V];
@@ -221,7 +225,7 @@ template <class T>
 __device__ __forceinline__ void interleaved_write(const T* row, T* y_row, const InterleavedPart& ip,
                                                   int S, int part, RowScale r) {
   constexpr int V = Vec<T>::kElems;
-  constexpr std::int64_t kStep = static_cast<std::int64_t>(kSliceThreads) * V;
+  constexpr std::int64_t kStep = kInterleaveStep<T>;
   stream_write<V>(row, y_row, ip.piece_begin, ip.piece_end, true, r);
   const std::int64_t offset = ip.base + part * kStep + threadIdx.x * V;
   for (std::int64_t r0 = ip.rounds - 1; r0 >= 0; r0 -= kStreamUnroll) {
@@ -482,9 +486,11 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
     trace_point<kTrace>(item, 2);
     const RowScale scale = row_scale(row_stats);
     T* y_window = y + it.row * ld_y + it.begin - w.lo;
+    // (interleaved_part again rather than kept from step 1: as with the next item below, nothing
+    // of it stays live in registers across the merge.)
     if constexpr (kInterleaved)
       interleaved_write(x + it.row * ld_x, y + it.row * ld_y,
-                                interleaved_part<T>(N, S, it.part, resident), S, it.part, scale);
+                        interleaved_part<T>(N, S, it.part, resident), S, it.part, scale);
     else if (x_tma)
       stream_write<V>(window, y_window, w.hi, w.lo + it.n, y_vec, scale);
     else
@@ -740,9 +746,11 @@ void check_plan(const SoftmaxPlan& plan, const Problem& p) {
     throw std::invalid_argument("split_row: a grid of " + std::to_string(plan.grid) +
                                 " blocks cannot hold the " + std::to_string(plan.slices) +
                                 " slices of one row at once");
-  if (plan.interleaved && (p.dtype != DType::f32 || plan.buffers != 1 || plan.resident >= plan.slice))
-    throw std::invalid_argument("split_row: interleaved streamed parts are built for fp32 rows read "
-                                "twice (one slice per block, resident part shorter than the slice)");
+  if (plan.interleaved &&
+      (p.dtype != DType::f32 || plan.buffers != 1 || plan.resident >= plan.slice))
+    throw std::invalid_argument("split_row: interleaved streamed parts are built for fp32 rows "
+                                "read twice (one slice per block, resident part shorter than the "
+                                "slice)");
   if (plan.buffers < 1 || plan.buffers > 3)
     throw std::invalid_argument("split_row: " + std::to_string(plan.buffers) +
                                 " slices per block; 1, or 2 or 3 (the pipelined exchange)");
@@ -833,9 +841,10 @@ void launch_split(const SoftmaxPlan& plan, const Launch& l, std::uint64_t* trace
             windowed ? split_row_kernel<T, true, kTrace> : split_row_kernel<T, false, kTrace>;
         // Interleaved: rows on 16-byte boundaries whose windows line up (else the kernel above,
         // the same plan's slices each with its own streamed part: correct, at the speed before).
-        if constexpr (sizeof(T) == 4)
+        if constexpr (sizeof(T) == 4) {
           if (plan.interleaved && !windowed && x_tma && y_vec)
             kernel = split_row_kernel<T, false, kTrace, true>;
+        }
         CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, xp, yp, p.M, p.N, p.ld_x, p.ld_y,
                                       plan.slices, plan.slice, plan.resident, x_tma, y_vec,
                                       plan.prefetch, plan.tagged_partials, partials, arrived));
