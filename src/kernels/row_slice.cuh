@@ -139,17 +139,16 @@ __device__ __forceinline__ void cp_async_arrive(BlockBarrier& bar) {
 
 // Window vectors r of `window` into the same place of s, completing on `bar`. By the copy engine
 // (thread 0 issues one bulk copy and arrives expecting its bytes; every other thread just
-// arrives) or, when sb.thread_copy, by the threads (each cp.asyncs every blockDim.x-th vector and
+// arrives) or, when thread_copy, by the threads (each cp.asyncs every blockDim.x-th vector and
 // arrives when they have landed). Every thread of the block must call it, once per chunk per
 // slice. Thread 0's proxy fence orders the block's earlier reads of these bytes (a previous
 // slice, after a __syncthreads) before the copy engine's writes; the threads' copies are ordered
 // after them by that __syncthreads itself.
 template <class T>
 __device__ __forceinline__ void issue_chunk_copy(T* s, const T* window, VecRange r,
-                                                 const SliceBarriers& sb, int c) {
+                                                 BlockBarrier& bar, bool thread_copy) {
   constexpr int V = Vec<T>::kElems;
-  BlockBarrier& bar = sb.bars[c];
-  if (sb.thread_copy) {
+  if (thread_copy) {
     for (std::int64_t i = r.begin + threadIdx.x; i < r.end; i += blockDim.x)
       cp_async_16(s + i * V, window + i * V);
     cp_async_arrive(bar);
@@ -164,6 +163,12 @@ __device__ __forceinline__ void issue_chunk_copy(T* s, const T* window, VecRange
   } else {
     (void)bar.arrive();
   }
+}
+// The same for chunk c of a slice, on the slice's barrier c.
+template <class T>
+__device__ __forceinline__ void issue_chunk_copy(T* s, const T* window, VecRange r,
+                                                 const SliceBarriers& sb, int c) {
+  issue_chunk_copy(s, window, r, sb.bars[c], sb.thread_copy);
 }
 
 // What the copy engine does not take, copied by the threads: the edges, and without tma the

@@ -283,8 +283,9 @@ enum class Prefetch { by_rule, on, off };
 // shared memory, so slices twice as long and half as many per row -- each block still takes as
 // many items, the grid being half as large). buffers: the slices each block holds at once (1, or
 // 2 or 3 for the pipelined exchange: each slice in that share of the block's shared memory).
+// rows_max (rows on chip): at most that many rows in flight, each over more blocks (0: no cap).
 SoftmaxPlan split_plan(const Problem& p, const DeviceLimits& d, Prefetch prefetch,
-                       int blocks_per_sm = kSplitBlocksPerSm, int buffers = 1) {
+                       int blocks_per_sm = kSplitBlocksPerSm, int buffers = 1, i64 rows_max = 0) {
   SoftmaxPlan s;
   s.family = SoftmaxFamily::split_row;
   s.threads = kSliceThreads;
@@ -308,6 +309,7 @@ SoftmaxPlan split_plan(const Problem& p, const DeviceLimits& d, Prefetch prefetc
   if (slices_needed <= grid_max) {
     // Whole rows fit on chip: R rows at once, balanced so the last wave is as full as the first.
     R = std::min<i64>(p.M, grid_max / slices_needed);
+    if (rows_max > 0) R = std::min(R, rows_max);
     const i64 waves = ceil_div(p.M, R);
     R = ceil_div(p.M, waves);
     S = std::min<i64>(grid_max / R, slices_max);
@@ -413,6 +415,30 @@ bool split_interleave_default(const Problem& p, const DeviceLimits& d, const Sof
   return interleavable(p, s) && streamed > static_cast<double>(d.l2_bytes);
 }
 
+// The split_row plan of rows on chip with one block per SM and at most rows_max rows in flight,
+// its shared memory a ring of chunk slots (split_row.cu, split_row_ring_kernel): each of the next
+// slices' chunks copied in as soon as a slot is free, so that most of the next slice is in flight
+// while this one's statistics are taken and its row's partials awaited. None where the block's
+// shared memory holds no more than one slice's kSliceChunks chunks (nothing would be copied
+// sooner), or for rows the ring does not take (off 16-byte boundaries, or not whole vectors: their
+// launches would run the one-slice kernel).
+std::optional<SoftmaxPlan> split_ring(const Problem& p, const DeviceLimits& d, i64 rows_max) {
+  if (row_head_room(p) != 0 || p.N % vec_elems(p.dtype) != 0) return std::nullopt;
+  SoftmaxPlan s = split_plan(p, d, Prefetch::off, 1, 1, rows_max);
+  if (s.resident != s.slice) return std::nullopt;
+  const i64 chunk_bytes = ceil_div(s.slice / vec_elems(p.dtype), kSplitChunks) * kVectorBytes;
+  const std::size_t usable = std::min(
+      smem_per_sm(d) - kSmemReservedPerBlock - kSliceStaticSmem, slice_smem_limit(d));
+  const i64 slots = std::min<i64>(kSplitRingSlotsMax, static_cast<i64>(usable) / chunk_bytes);
+  if (slots <= kSplitChunks) return std::nullopt;
+  s.ring = true;
+  s.smem_bytes = static_cast<std::size_t>(slots * chunk_bytes);
+  s.why += fmt::format("; the block's shared memory ({}) a ring of {} chunk slots, each chunk of "
+                       "the next slices copied in as soon as a slot is free",
+                       kib(static_cast<double>(s.smem_bytes)), slots);
+  return s;
+}
+
 // The default split_row plan: rows that fit on chip on one block per SM (slices twice as long as
 // two blocks' would be; the H200's tuning runs, session 6, on one MUFU.EX2 per exponential: fp32
 // 1.02-1.04x two blocks per SM at N = 2^18 ... 2^22, bf16 1.05-1.07x at 2^19 ... 2^22), rows read
@@ -461,7 +487,7 @@ bool same_plan(const SoftmaxPlan& a, const SoftmaxPlan& b) {
          a.resident == b.resident && a.grid == b.grid && a.prefetch == b.prefetch &&
          a.repoll == b.repoll &&
          a.thread_copy == b.thread_copy && a.tagged_partials == b.tagged_partials &&
-         a.buffers == b.buffers && a.interleaved == b.interleaved;
+         a.buffers == b.buffers && a.interleaved == b.interleaved && a.ring == b.ring;
 }
 
 // The same cluster_row plan with its slice copied in the other way (threads / copy engine): a
@@ -628,6 +654,16 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
               out.push_back(*q);
               if (prefetch) out.push_back(with_repoll(*q));
             }
+        // The ring of chunk slots (rows on chip, one block per SM), on the one-slice plan's rows
+        // in flight, half of them and one (fewer rows at a time, shorter slices, more chunks
+        // ahead); for rows longer than a cluster takes by default, those split_row runs.
+        const i64 rows = split_plan(p, d, Prefetch::off, 1).rows_in_flight;
+        if (p.N > cluster_row_max_n(p.dtype))
+          for (const i64 r : {rows, std::max<i64>(1, rows / 2), i64{1}})
+            if (std::optional<SoftmaxPlan> q = split_ring(p, d, r))
+              if (std::none_of(out.begin(), out.end(),
+                               [&](const SoftmaxPlan& o) { return same_plan(o, *q); }))
+                out.push_back(*q);
       }
       break;
   }
@@ -742,14 +778,14 @@ std::string summary(const SoftmaxPlan& s) {
       return fmt::format("cluster_row C={} slice={} smem={}{}", s.cluster, s.slice, s.smem_bytes,
                          s.thread_copy ? " ldgsts" : "");
     case SoftmaxFamily::split_row:
-      return fmt::format("split_row S={} slice={} resident={} R={} grid={} smem={}{}{}{}{}{}",
+      return fmt::format("split_row S={} slice={} resident={} R={} grid={} smem={}{}{}{}{}{}{}",
                          s.slices, s.slice, s.resident, s.rows_in_flight, s.grid, s.smem_bytes,
                          s.prefetch ? " prefetch" : "", s.tagged_partials ? "" : " counted",
                          s.repoll ? " repoll" : "",
                          s.buffers == 2   ? " pipelined"
                          : s.buffers == 3 ? " pipelined B=3"
                                           : "",
-                         s.interleaved ? " interleaved" : "");
+                         s.interleaved ? " interleaved" : "", s.ring ? " ring" : "");
   }
   return "?";
 }

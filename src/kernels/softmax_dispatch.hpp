@@ -72,6 +72,10 @@ inline constexpr std::size_t kClusterSliceTarget = 64 * 1024;
 inline constexpr std::size_t kClusterSliceMax = 112 * 1024;
 // split_row: a slice is never shorter than this (it bounds the workspace: see split_workspace_bytes).
 inline constexpr std::int64_t kMinSplitSlice = 2048;
+// split_row: a slice is copied into shared memory in this many chunks (row_slice.cuh), and the
+// ring of chunk slots (SoftmaxPlan::ring) has at most this many slots.
+inline constexpr int kSplitChunks = 4;
+inline constexpr int kSplitRingSlotsMax = 16;
 // split_row: aligned fp32 rows on chip take the pipelined exchange with two slices per block by
 // default when it keeps at least this many rows in flight.
 inline constexpr std::int64_t kSplitPipelinedMinRows = 3;
@@ -153,6 +157,9 @@ struct SoftmaxPlan {
                                 // (cp.async), not the copy engine (TMA)
   bool interleaved = false;     // split_row, fp32 rows read twice: the parts not kept in shared
                                 // memory dealt to the row's blocks in turn, a step each
+  bool ring = false;            // split_row, one slice per block, rows on chip: the shared memory
+                                // a ring of chunk slots, each chunk of the next slices copied in
+                                // as soon as a slot is free
   std::size_t workspace_bytes = 0;  // split_row: partials + arrival counters
   TrafficModel traffic = TrafficModel::fused;
   std::string why;              // the choice in words, for docs, logs and results' `extra`

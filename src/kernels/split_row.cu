@@ -512,6 +512,97 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
   trace_block<kTrace>(items, true);
 }
 
+// The ring of chunks (SoftmaxPlan::ring: rows on chip, one slice per block, 16-byte aligned rows
+// of whole vectors whose windows line up). The kernel above copies its next slice in only as this
+// one is written, chunk c into chunk c's bytes, so a slice's copies are issued in the trip just
+// before its statistics, and a block whose slice fills less of its shared memory than it has
+// (N = 2^22 fp32: 127 KB slices in 227 KB) leaves the rest unused. Here the block's shared memory
+// is `slots` chunk slots of one chunk's bytes each (5 ... kRingSlotsMax), and the block's chunks,
+// counted j = 0, 1, ... over its items (item j / 4, its chunk j % 4), take the slots in turn:
+// chunk j lies in slot j % slots and is copied in as soon as chunk j - slots has been written. So
+// with 7 slots, 3 of the next item's 4 chunks are in flight while this item's statistics are taken
+// and its row's partials awaited, and all of them are issued a trip or more before they are
+// needed. The exchange, the bytes and the FLOPs are the kernel above's for rows on chip (tagged
+// partials).
+inline constexpr int kRingSlotsMax = kSplitRingSlotsMax;
+static_assert(kSliceChunks == kSplitChunks, "the dispatch sizes the ring's slots by chunks");
+
+template <class T, bool kTrace = false>
+__global__ void __launch_bounds__(kSliceThreads, 1)
+    split_row_ring_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t M,
+                          std::int64_t N, std::int64_t ld_x, std::int64_t ld_y, int S,
+                          std::int64_t slice, int slots, float2* __restrict__ partials) {
+  constexpr int V = Vec<T>::kElems;
+  extern __shared__ __align__(kVecBytes) unsigned char slice_smem[];
+#pragma nv_diag_suppress static_var_with_dynamic_init
+  __shared__ BlockBarrier bars[kRingSlotsMax];
+  if (threadIdx.x == 0) {
+    for (int b = 0; b < slots; ++b) init(&bars[b], blockDim.x);
+    cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);  // the inits, to the copy engine
+  }
+  __syncthreads();
+  T* s = reinterpret_cast<T*>(slice_smem);
+  const std::int64_t items = M * S;
+  if (blockIdx.x >= items) return;
+  trace_block<kTrace>(items, false);
+  const std::int64_t per = chunk_vecs(slice / V);  // vectors per chunk, every item's
+  const int mine = static_cast<int>((items - blockIdx.x + gridDim.x - 1) / gridDim.x);
+  const int chunks = mine * kSliceChunks;
+  const auto item_at = [&](int t) {
+    return split_item(x, N, ld_x, S, slice, slice, blockIdx.x + std::int64_t{t} * gridDim.x);
+  };
+  // Chunk j: its vectors of the item's slice ([c per, (c + 1) per), c = j % 4), and its slot
+  // (which holds them from the slot's first byte on).
+  const auto range = [&](int j, const SplitItem<T>& it) {
+    return chunk_range(j % kSliceChunks, 0, it.n / V, per);
+  };
+  const auto slot = [&](int j) { return s + (j % slots) * per * V; };
+  const auto issue = [&](int j) {  // every thread, once per chunk
+    if (j >= chunks) return;
+    const SplitItem<T> it = item_at(j / kSliceChunks);
+    const VecRange r = range(j, it);
+    issue_chunk_copy(slot(j), it.src + r.begin * V, VecRange{0, r.end - r.begin},
+                     bars[j % slots], false);
+  };
+  for (int j = 0; j < slots; ++j) issue(j);
+
+  for (int t = 0; t < mine; ++t) {
+    const SplitItem<T> it = item_at(t);
+    const std::int64_t item = blockIdx.x + std::int64_t{t} * gridDim.x;
+    trace_point<kTrace>(item, 0);
+    // 1. The slice's statistics, chunk by chunk as they land (the slot's use j / slots: its phase
+    //    parity).
+    RowStats st = empty_stats();
+#pragma unroll
+    for (int c = 0; c < kSliceChunks; ++c) {
+      const int j = t * kSliceChunks + c;
+      bars[j % slots].wait_parity(((j / slots) & 1) != 0);
+      const VecRange r = range(j, it);
+      st = smem_vec_stats(slot(j), 0, r.end - r.begin, st);
+    }
+    st = block_allreduce<kSliceThreads>(st, MergeOp{});
+    trace_point<kTrace>(item, 1);
+    // 2-3. Publish; merge the row's S partials (as the kernel above, tagged).
+    if (threadIdx.x == 0) publish_partial(partials + it.row * S + it.part, st);
+    const RowScale scale = row_scale(block_allreduce<kSliceThreads>(
+        thread_partials(partials + it.row * S, S, true), MergeOp{}));
+    trace_point<kTrace>(item, 2);
+    // 4. Write the slice chunk by chunk; each slot, once every thread is done with it, takes the
+    //    chunk `slots` on.
+    T* y_slice = y + it.row * ld_y + it.begin;
+#pragma unroll
+    for (int c = 0; c < kSliceChunks; ++c) {
+      const int j = t * kSliceChunks + c;
+      const VecRange r = range(j, it);
+      write_slice_vecs(slot(j), y_slice + r.begin * V, 0, r.end - r.begin, true, scale);
+      __syncthreads();  // every read of slot j % slots is done
+      issue(j + slots);
+    }
+    trace_point<kTrace>(item, 3);
+  }
+  trace_block<kTrace>(items, true);
+}
+
 // The pipelined exchange (SoftmaxPlan::buffers = B = 2 or 3, rows on chip only): B slices per
 // block, in B equal parts of its shared memory, so that most of a row's exchange is off the
 // critical path (on the H200 its wait went from 2.2-3.6 us a trip to 0.72 at B = 2:
@@ -681,6 +772,7 @@ void allow_split_kernels() {
   allow_all_dynamic_shared_memory(split_row_kernel<T, true, kTrace>);
   if constexpr (sizeof(T) == 4)
     allow_all_dynamic_shared_memory(split_row_kernel<T, false, kTrace, true>);  // interleaved
+  allow_all_dynamic_shared_memory(split_row_ring_kernel<T, kTrace>);
   for (const int buffers : {2, 3})
     for (const bool repoll : {false, true}) {
       allow_all_dynamic_shared_memory(pipelined_kernel<T, false, kTrace>(buffers, repoll));
@@ -702,6 +794,7 @@ void prepare_trace() {
 // The kernel a plan runs (`windowed`: rows off 16-byte boundaries).
 template <class T>
 const void* split_kernel(const SoftmaxPlan& plan, bool windowed) {
+  if (plan.ring && !windowed) return reinterpret_cast<const void*>(split_row_ring_kernel<T>);
   if (plan.buffers > 1)
     return windowed ? reinterpret_cast<const void*>(
                           pipelined_kernel<T, true>(plan.buffers, plan.repoll))
@@ -716,17 +809,27 @@ const void* split_kernel(const SoftmaxPlan& plan, bool windowed) {
 template <class T>
 std::int64_t resident_split_blocks(const SoftmaxPlan& plan) {
   static std::mutex mu;
-  static std::map<std::tuple<int, std::size_t, int, bool>, std::int64_t> cache;
+  static std::map<std::tuple<int, std::size_t, int, bool, bool>, std::int64_t> cache;
   int device = 0;
   CUDA_CHECK(cudaGetDevice(&device));
   const std::lock_guard<std::mutex> lock(mu);
-  const auto key = std::make_tuple(device, plan.smem_bytes, plan.buffers, plan.repoll);
+  const auto key = std::make_tuple(device, plan.smem_bytes, plan.buffers, plan.repoll, plan.ring);
   if (auto it = cache.find(key); it != cache.end()) return it->second;
-  // (Both instantiations of a kernel take the same resources.)
-  const std::int64_t n = resident_blocks(split_kernel<T>(plan, true), kSliceThreads,
+  // (Both instantiations of a kernel take the same resources; the ring has only the aligned one,
+  // and the blocks of a launch that falls back from it hold no more than its own.)
+  const std::int64_t n = resident_blocks(split_kernel<T>(plan, !plan.ring), kSliceThreads,
                                          plan.smem_bytes);
   cache.emplace(key, n);
   return n;
+}
+
+// The ring's chunk slots: as many of a chunk's bytes as the plan's shared memory holds (at most
+// kRingSlotsMax).
+int ring_slots(const SoftmaxPlan& plan, DType t) {
+  const std::int64_t V = kVecBytes / dtype_bytes(t);
+  const std::int64_t chunk_bytes = (plan.slice / V + kSliceChunks - 1) / kSliceChunks * kVecBytes;
+  return static_cast<int>(std::min<std::int64_t>(
+      kRingSlotsMax, static_cast<std::int64_t>(plan.smem_bytes) / chunk_bytes));
 }
 
 void check_plan(const SoftmaxPlan& plan, const Problem& p) {
@@ -757,6 +860,11 @@ void check_plan(const SoftmaxPlan& plan, const Problem& p) {
   if (plan.repoll && plan.buffers == 1)
     throw std::invalid_argument("split_row: the early re-poll of unpublished partials is the "
                                 "pipelined exchange's (2 or 3 slices per block), not one slice's");
+  if (plan.ring && (plan.buffers != 1 || plan.resident != plan.slice || !plan.tagged_partials ||
+                    plan.interleaved || ring_slots(plan, p.dtype) <= kSliceChunks))
+    throw std::invalid_argument("split_row: the ring of chunks needs one whole slice per block in "
+                                "shared memory, tagged partials and room for more than " +
+                                std::to_string(kSliceChunks) + " chunks");
   if (plan.buffers > 1 && (plan.resident != plan.slice || !plan.tagged_partials ||
                            plan.slices > kSliceThreads))
     throw std::invalid_argument("split_row: the pipelined exchange (2 or 3 slices per block) needs "
@@ -837,6 +945,14 @@ void launch_split(const SoftmaxPlan& plan, const Launch& l, std::uint64_t* trace
                                       static_cast<std::int64_t>(part_bytes / sizeof(T)), y_vec,
                                       plan.prefetch, partials));
       } else {
+        // The ring: rows of whole vectors on 16-byte boundaries whose windows line up (else the
+        // kernel below, on the same slices, each copied in as the one before is written).
+        if (plan.ring && !windowed && y_vec && p.N % Vec<T>::kElems == 0) {
+          CUDA_CHECK(cudaLaunchKernelEx(&cfg, split_row_ring_kernel<T, kTrace>, xp, yp, p.M, p.N,
+                                        p.ld_x, p.ld_y, plan.slices, plan.slice,
+                                        ring_slots(plan, p.dtype), partials));
+          return;
+        }
         auto kernel =
             windowed ? split_row_kernel<T, true, kTrace> : split_row_kernel<T, false, kTrace>;
         // Interleaved: rows on 16-byte boundaries whose windows line up (else the kernel above,

@@ -25,7 +25,7 @@ std::int64_t vec_elems(DType t) { return kVectorBytes / dtype_bytes(t); }
 // chip; a candidate for fp32 ones).
 SoftmaxPlan single_slice_one_per_sm(const Problem& p) {
   for (const SoftmaxPlan& s : family_plans(SoftmaxFamily::split_row, p, kH200))
-    if (s.buffers == 1 && s.grid <= kH200.sm_count) return s;
+    if (s.buffers == 1 && !s.ring && s.grid <= kH200.sm_count) return s;
   FAIL("no split_row plan with one slice per block on one block per SM for N = " << p.N);
   return {};
 }
@@ -173,7 +173,24 @@ void check_invariants(const SoftmaxPlan& s, const Problem& p, const DeviceLimits
       CHECK(s.resident % V == 0);
       CHECK(s.resident <= s.slice);
       CHECK((s.buffers >= 1 && s.buffers <= 3));
-      CHECK(s.smem_bytes == static_cast<std::size_t>((s.resident + slice_room(p)) * b * s.buffers));
+      if (s.ring) {
+        // The ring: whole slices on chip, one block per SM, tagged partials, rows on 16-byte
+        // boundaries of whole vectors; its shared memory 5 ... kSplitRingSlotsMax chunk slots.
+        const auto chunk = static_cast<std::size_t>(
+            (s.slice / V + kSplitChunks - 1) / kSplitChunks * kVectorBytes);
+        CHECK(s.buffers == 1);
+        CHECK(s.resident == s.slice);
+        CHECK(s.grid <= std::int64_t{d.sm_count});
+        CHECK(s.tagged_partials);
+        CHECK(p.N % V == 0);
+        CHECK(slice_room(p) == 0);
+        CHECK(s.smem_bytes % chunk == 0);
+        CHECK(s.smem_bytes / chunk > static_cast<std::size_t>(kSplitChunks));
+        CHECK(s.smem_bytes / chunk <= static_cast<std::size_t>(kSplitRingSlotsMax));
+      } else {
+        CHECK(s.smem_bytes ==
+              static_cast<std::size_t>((s.resident + slice_room(p)) * b * s.buffers));
+      }
       // Two or three slices per block: whole slices on chip, one block per SM, tagged partials
       // (the L2 prefetch either way: a candidate each).
       if (s.buffers > 1) {
@@ -764,6 +781,95 @@ TEST_CASE("split_row refuses a pipelined plan it cannot run, before any launch",
   } catch (const std::invalid_argument& e) {
     CHECK(std::string(e.what()).find("interleaved") != std::string::npos);
   }
+}
+
+// split_row's ring candidates for p.
+std::vector<SoftmaxPlan> ring_plans(const Problem& p) {
+  std::vector<SoftmaxPlan> out;
+  for (const SoftmaxPlan& s : candidate_plans(p, kH200))
+    if (s.ring) out.push_back(s);
+  return out;
+}
+
+TEST_CASE("dispatch: split_row's ring of chunk slots, for aligned rows on chip with room for it",
+          "[dispatch]") {
+  const std::size_t per_block = kH200.shared_bytes_per_block;
+  const auto chunk_bytes = [](const SoftmaxPlan& s, DType t) {
+    const std::int64_t V = kVectorBytes / dtype_bytes(t);
+    return static_cast<std::size_t>((s.slice / V + kSplitChunks - 1) / kSplitChunks * kVectorBytes);
+  };
+  // M = 32, N = 2^22 fp32: one row in flight on 132 blocks; its 127 KB slice (4 chunks of 31776
+  // bytes) leaves room for 3 more chunks: a ring of 7.
+  const Problem p22 = dense(32, 1 << 22, DType::f32);
+  const std::vector<SoftmaxPlan> r22 = ring_plans(p22);
+  REQUIRE(r22.size() == 1);
+  const SoftmaxPlan& ring = r22.front();
+  CHECK(ring.family == SoftmaxFamily::split_row);
+  CHECK(ring.slices == 132);
+  CHECK(ring.rows_in_flight == 1);
+  CHECK(ring.buffers == 1);
+  CHECK(ring.resident == ring.slice);
+  CHECK(ring.tagged_partials);
+  CHECK_FALSE(ring.prefetch);
+  CHECK(ring.smem_bytes == 7 * chunk_bytes(ring, DType::f32));
+  CHECK(ring.smem_bytes <= per_block);
+  CHECK(summary(ring).ends_with(" ring"));
+  CHECK(find_candidate(p22, kH200, summary(ring)).has_value());
+  CHECK(ring.why.find("ring of 7 chunk slots") != std::string::npos);
+  // Every ring candidate: more slots than a slice's chunks, at most kSplitRingSlotsMax, within a
+  // block's shared memory; its rows in flight the one-slice plan's, half of them, or one.
+  for (const Problem& p : {dense(64, 1 << 21, DType::f32), dense(128, 1 << 20, DType::f32),
+                           dense(32, 1 << 22, DType::bf16), dense(40, 250000, DType::f32)}) {
+    const std::vector<SoftmaxPlan> rings = ring_plans(p);
+    INFO(p.M << " x " << p.N << " " << to_string(p.dtype));
+    CHECK(!rings.empty());
+    for (const SoftmaxPlan& s : rings) {
+      const std::size_t slots = s.smem_bytes / chunk_bytes(s, p.dtype);
+      CHECK(s.smem_bytes % chunk_bytes(s, p.dtype) == 0);
+      CHECK(slots > static_cast<std::size_t>(kSplitChunks));
+      CHECK(slots <= static_cast<std::size_t>(kSplitRingSlotsMax));
+      CHECK(s.smem_bytes <= per_block);
+      CHECK(s.resident == s.slice);
+      CHECK(s.grid <= kH200.sm_count);
+      CHECK(s.slices * s.slice >= p.N);
+    }
+  }
+  // N = 2^20 fp32: the one-slice plan's 6 rows in flight leave no room (190 KB slices); 3 rows
+  // and 1 do.
+  std::set<std::int64_t> rows;
+  for (const SoftmaxPlan& s : ring_plans(dense(128, 1 << 20, DType::f32)))
+    rows.insert(s.rows_in_flight);
+  CHECK(rows == std::set<std::int64_t>{1, 3});
+  // None for rows off 16-byte boundaries, rows of a partial last vector, rows read twice.
+  CHECK(ring_plans(dense(3, 1000003, DType::f32)).empty());
+  CHECK(ring_plans(Problem{40, 250001, 250004, 250008, DType::f32}).empty());
+  CHECK(ring_plans(dense(1, 1 << 26, DType::f32)).empty());
+  CHECK(ring_plans(dense(8, 1 << 24, DType::bf16)).empty());
+}
+
+TEST_CASE("split_row refuses a ring plan it cannot run, before any launch", "[dispatch]") {
+  const Problem p = dense(32, 1 << 22, DType::f32);
+  const std::vector<SoftmaxPlan> rings = ring_plans(p);
+  REQUIRE(rings.size() == 1);
+  Launch l;
+  l.p = p;
+  const auto refusal = [&](const SoftmaxPlan& s) -> std::string {
+    try {
+      launch_plan(s, l);
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "accepted";
+  };
+  SoftmaxPlan two = rings.front();  // with the pipelined exchange
+  two.buffers = 2;
+  CHECK(refusal(two).find("ring of chunks") != std::string::npos);
+  SoftmaxPlan counted = rings.front();
+  counted.tagged_partials = false;
+  CHECK(refusal(counted).find("ring of chunks") != std::string::npos);
+  SoftmaxPlan no_room = rings.front();  // shared memory for the slice's own chunks only
+  no_room.smem_bytes = static_cast<std::size_t>(no_room.slice) * 4;
+  CHECK(refusal(no_room).find("ring of chunks") != std::string::npos);
 }
 
 TEST_CASE("dispatch: split_row prefetches into L2 only while a wave of rows fills at most 41% of it",
