@@ -45,6 +45,7 @@ SPLIT_FORMS = [
     ("polled again before", ", early re-poll"),
     ("partials counted in", ", counted partials"),
     ("dealt to the row's blocks in turn", ", streamed parts interleaved"),
+    ("a ring of", ", ring of chunk slots"),
 ]
 
 

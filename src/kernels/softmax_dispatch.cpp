@@ -433,8 +433,13 @@ std::optional<SoftmaxPlan> split_ring(const Problem& p, const DeviceLimits& d, i
   if (slots <= kSplitChunks) return std::nullopt;
   s.ring = true;
   s.smem_bytes = static_cast<std::size_t>(slots * chunk_bytes);
-  s.why += fmt::format("; the block's shared memory ({}) a ring of {} chunk slots, each chunk of "
-                       "the next slices copied in as soon as a slot is free",
+  // (The one-slice plan's last clause, the next slice copied in as this one is written, replaced.)
+  const std::string_view copied = "; each block copies its next slice in chunk by chunk as it "
+                                  "writes this one";
+  if (const std::size_t at = s.why.find(copied); at != std::string::npos)
+    s.why.erase(at, copied.size());
+  s.why += fmt::format("; the block's shared memory ({}) a ring of {} chunk slots, each of the next "
+                       "slices' chunks copied in as soon as a slot is free",
                        kib(static_cast<double>(s.smem_bytes)), slots);
   return s;
 }
@@ -459,7 +464,12 @@ std::optional<SoftmaxPlan> split_ring(const Problem& p, const DeviceLimits& d, i
 //   had to shrink, 2^18-2^20, 0.88-0.95x);
 // fp32 rows off 16-byte boundaries (N = 1000003) take neither: two blocks per SM with counted
 // partials ran 1.044x, 1.065x and 1.073x the default in three tuning runs (sessions 8 and 9), the
-// two-slice plan 0.93x that. Rows read twice: two blocks per SM, and for fp32 rows whose streamed
+// two-slice plan 0.93x that. Aligned fp32 rows on chip that take neither form and go one at a time
+// over the whole card (N = 2^22: a 127 KB slice a block, two would not fit) take the ring of chunk
+// slots (split_ring; session 16's tuning run, gpu-tests/s16-call1-tune-fp32-split.log: 1.079x the
+// one-slice plan at 2^22; where it has more rows in flight or shorter slices than the plan it
+// would replace, 0.70-0.79x fp32 and 0.66-0.81x bf16, its exchange then on the critical path of
+// every trip). Rows read twice: two blocks per SM, and for fp32 rows whose streamed
 // part is larger than L2 that part dealt out step by step (split_interleave_default).
 SoftmaxPlan split_default(const Problem& p, const DeviceLimits& d) {
   if (p.dtype == DType::f32) {
@@ -474,7 +484,12 @@ SoftmaxPlan split_default(const Problem& p, const DeviceLimits& d) {
     }
   }
   SoftmaxPlan one = split_plan(p, d, Prefetch::by_rule, 1);
-  if (one.resident == one.slice) return one;
+  if (one.resident == one.slice) {
+    if (p.dtype == DType::f32 && one.rows_in_flight == 1)
+      if (std::optional<SoftmaxPlan> ring = split_ring(p, d, 1); ring && ring->slices == one.slices)
+        return *ring;
+    return one;
+  }
   const SoftmaxPlan twice = split_plan(p, d, Prefetch::by_rule);
   return split_interleave_default(p, d, twice) ? with_interleaved(twice) : twice;
 }

@@ -652,6 +652,7 @@ TEST_CASE("dispatch: split_row's pipelined candidate holds two slices per block,
   CHECK(odd.resident == odd.slice);
   // The sanitizer's shapes for these defaults (test_lab_kernels.cpp) take them.
   CHECK(plan_softmax(dense(2, 1 << 21, DType::f32), kH200).buffers == 3);
+  CHECK(plan_softmax(dense(2, 1 << 22, DType::f32), kH200).ring);
   const SoftmaxPlan few_odd = plan_softmax(dense(4, 300001, DType::f32), kH200);
   CHECK(few_odd.family == SoftmaxFamily::split_row);
   CHECK_FALSE(few_odd.tagged_partials);
@@ -783,6 +784,10 @@ TEST_CASE("split_row refuses a pipelined plan it cannot run, before any launch",
   }
 }
 
+bool same_plan_summary(const SoftmaxPlan& a, const SoftmaxPlan& b) {
+  return summary(a) == summary(b) && a.why == b.why;
+}
+
 // split_row's ring candidates for p.
 std::vector<SoftmaxPlan> ring_plans(const Problem& p) {
   std::vector<SoftmaxPlan> out;
@@ -816,6 +821,15 @@ TEST_CASE("dispatch: split_row's ring of chunk slots, for aligned rows on chip w
   CHECK(summary(ring).ends_with(" ring"));
   CHECK(find_candidate(p22, kH200, summary(ring)).has_value());
   CHECK(ring.why.find("ring of 7 chunk slots") != std::string::npos);
+  CHECK(ring.why.find("as it writes this one") == std::string::npos);
+  // The dispatch's plan there (aligned fp32 rows on chip, one at a time on the whole card, where
+  // neither pipelined form fits): the ring; not for bf16 rows of that length (three rows in flight),
+  // nor where fp32 rows have more rows in flight (N = 2^21: three slices per block).
+  CHECK(same_plan_summary(plan_softmax(p22, kH200), ring));
+  CHECK_FALSE(plan_softmax(dense(32, 1 << 22, DType::bf16), kH200).ring);
+  CHECK_FALSE(plan_softmax(dense(64, 1 << 21, DType::f32), kH200).ring);
+  CHECK_FALSE(plan_softmax(dense(128, 1 << 20, DType::f32), kH200).ring);
+  CHECK_FALSE(plan_softmax(dense(32, (1 << 22) + 1, DType::f32), kH200).ring);  // off boundaries
   // Every ring candidate: more slots than a slice's chunks, at most kSplitRingSlotsMax, within a
   // block's shared memory; its rows in flight the one-slice plan's, half of them, or one.
   for (const Problem& p : {dense(64, 1 << 21, DType::f32), dense(128, 1 << 20, DType::f32),
@@ -874,10 +888,12 @@ TEST_CASE("split_row refuses a ring plan it cannot run, before any launch", "[di
 
 TEST_CASE("dispatch: split_row prefetches into L2 only while a wave of rows fills at most 41% of it",
           "[dispatch]") {
-  // M = 32, N = 2^22 fp32: one 16 MB row per wave: prefetch; M = 64, N = 2^21 on one slice per
+  // M = 32, N = 2^22 fp32 on one slice per block: one 16 MB row per wave: prefetch (the default
+  // there, the ring, has most of its next slice on chip: none); M = 64, N = 2^21 on one slice per
   // block: 3 rows, 25.2 MB (the default there, three slices per block, has its next slices on
   // chip: none).
-  CHECK(plan_softmax(dense(32, 1 << 22, DType::f32), kH200).prefetch);
+  CHECK(single_slice_one_per_sm(dense(32, 1 << 22, DType::f32)).prefetch);
+  CHECK_FALSE(plan_softmax(dense(32, 1 << 22, DType::f32), kH200).prefetch);
   CHECK(single_slice_one_per_sm(dense(64, 1 << 21, DType::f32)).prefetch);
   CHECK_FALSE(plan_softmax(dense(64, 1 << 21, DType::f32), kH200).prefetch);
   // M = 128, N = 2^20 on two blocks per SM (the family's first candidate): 7 rows of 4 MB =

@@ -201,8 +201,12 @@ TEST_CASE("a small shape set for compute-sanitizer, every kernel", "[gpu][saniti
       // fp32 rows read twice whose streamed part is larger than L2 (100 MB, 66 MB streamed):
       // split_row with the streamed parts dealt to the row's blocks step by step.
       {dense(1, 3 << 23), {}, InputKind::mixed},
+      // fp32 rows on chip one at a time over the whole card (2^22): split_row's ring of chunk
+      // slots, each block's 8 chunks around its 7 slots.
+      {dense(2, 1 << 22), {}, InputKind::mixed},
   };
   REQUIRE(plan_softmax(dense(1, 3 << 23), limits).interleaved);
+  REQUIRE(plan_softmax(dense(2, 1 << 22), limits).ring);
   for (std::size_t ci = 0; ci < cases.size(); ++ci) {
     const Case& c = cases[ci];
     const std::uint64_t seed = smr::test::case_seed(base, 1000 + ci);

@@ -300,9 +300,10 @@ TEST_CASE("production softmax: repeated launches give bit-identical outputs", "[
   const DeviceLimits d = device_limits();
   const KernelInfo* k = find_kernel("softmax");
   REQUIRE(k != nullptr);
-  // (M = 1, N = 2^26 fp32: the interleaved streamed parts, the dispatch's plan there.)
+  // (M = 1, N = 2^26 fp32: the interleaved streamed parts, the dispatch's plan there; M = 3,
+  // N = 2^22: the ring of chunk slots.)
   for (const Problem& p : {dense(5, 1 << 20), dense(200, 1 << 17), dense(2, first_two_read_n(DType::f32, d)),
-                           dense(1, 1 << 26), dense(300, 5000, DType::bf16)}) {
+                           dense(1, 1 << 26), dense(3, 1 << 22), dense(300, 5000, DType::bf16)}) {
     INFO(summary(plan_softmax(p, d)));
     std::vector<float> x = make_input(p, next_seed(), InputKind::normal);
     const KernelRun a = run_launch(p, x, k->launch, k->workspace_bytes(p));

@@ -46,6 +46,11 @@ SPLIT_TWICE = ("M = 1, N = 67108864 fp32 (256 MiB rows): split_row, each row ove
                "reverse so its tail hits L2; (max, sum) partials through global memory")
 
 # Session 6's sentences (results/h200/default and bf16): blocks per SM, the threads' copy.
+SPLIT_RING = ("M = 32, N = 4194304 fp32 (16 MiB rows): split_row, each row over 132 blocks of a "
+              "co-resident grid of 132 (1 per SM; 1 row(s) at a time), 31776 elements per block held in "
+              "shared memory (124 KiB): x read once; (max, sum) partials through global memory; the "
+              "block's shared memory (217 KiB) a ring of 7 chunk slots, each of the next slices' chunks "
+              "copied in as soon as a slot is free")
 SPLIT_ONE_PER_SM = ("M = 64, N = 2097152 fp32 (8 MiB rows): split_row, each row over 44 blocks of a "
                     "co-resident grid of 132 (1 per SM; 3 row(s) at a time), 47664 elements per block held "
                     "in shared memory (186 KiB): x read once; (max, sum) partials through global memory, the "
@@ -109,6 +114,9 @@ class Short(unittest.TestCase):
         self.assertEqual(plan_table.short(SPLIT_TWICE + "; the parts not kept in shared memory dealt "
                                           "to the row's blocks in turn, a step each"),
                          "split_row S=264, R=1, part read twice, streamed parts interleaved")
+        # Session 16's: rows on chip with the block's shared memory a ring of chunk slots.
+        self.assertEqual(plan_table.short(SPLIT_RING),
+                         "split_row S=132, R=1, 1 block(s) per SM, ring of chunk slots")
         self.assertEqual(plan_table.short(SPLIT_ONE_PER_SM),
                          "split_row S=44, R=3, 1 block(s) per SM, L2 prefetch")
         self.assertEqual(plan_table.short(SPLIT_PIPELINED),
