@@ -248,7 +248,8 @@ TEST_CASE("production softmax: split_row's ring of chunk slots on every kind of 
           "[gpu][softmax]") {
   // Rows on chip, each block taking several rows in turn, so that every slot of the ring is
   // reused: 7 x 2^20 fp32 on 4 rows at a time (7 slots, 2 slices a block), 2 rows (14 slots) and
-  // one (16 slots: each block's 28 chunks around the ring almost twice); bf16 likewise. Then the
+  // one (16 slots: each block's 28 chunks around the ring almost twice); bf16 likewise; each also
+  // taking the next slice's statistics early (3 chunks of it at 7 slots, all 4 above). Then the
   // ring's plans on rows it does not take (one element off a 16-byte boundary: the one-slice
   // kernel runs them), and on a padded stride (ld a whole number of vectors more than N).
   // (40 x 250000 fp32, 20 rows at a time on 5 slots, is among the candidate plans' shapes.)
@@ -257,10 +258,10 @@ TEST_CASE("production softmax: split_row's ring of chunk slots on every kind of 
     const std::int64_t V = vec_elems(t);
     const Problem p = dense(7, 1 << 20, t);
     const Problem padded{9, 1 << 20, (1 << 20) + V, (1 << 20) + 2 * V, t};
-    int rings = 0;
+    int rings = 0, early = 0;
     for (const SoftmaxPlan& plan : candidate_plans(p, d)) {
       if (!plan.ring) continue;
-      ++rings;
+      ++(plan.early_stats ? early : rings);
       INFO(summary(plan));
       for (const InputKind kind : {InputKind::large, InputKind::all_neg_inf, InputKind::has_nan})
         check_case(p, kind, next_seed(), plan);
@@ -268,6 +269,7 @@ TEST_CASE("production softmax: split_row's ring of chunk slots on every kind of 
       check_case(padded, InputKind::some_neg_inf, next_seed(), plan);
     }
     CHECK(rings == 3);
+    CHECK(early == 3);
   }
 }
 
@@ -538,7 +540,7 @@ TEST_CASE("production softmax: where split_row's loop trips spend their time",
       std::vector<SoftmaxPlan> plans{def};
       for (const SoftmaxPlan& s : family_plans(SoftmaxFamily::split_row, p, d)) {
         const bool new_form = std::none_of(plans.begin(), plans.end(), [&](const SoftmaxPlan& q) {
-          return q.buffers == s.buffers && q.ring == s.ring &&
+          return q.buffers == s.buffers && q.ring == s.ring && q.early_stats == s.early_stats &&
                  (s.buffers == 1 ||
                   (q.prefetch == s.prefetch && q.repoll == s.repoll));
         });
