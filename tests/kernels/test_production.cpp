@@ -23,6 +23,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <cuda_runtime_api.h>
@@ -351,6 +352,20 @@ std::vector<DType> tune_dtypes() {
   return dtypes;
 }
 
+// The row lengths the hidden cases take: all, or SMR_TUNE_N=LO-HI (e.g. "32768-262144"): only the
+// shapes with LO <= N <= HI.
+std::pair<std::int64_t, std::int64_t> tune_n_range() {
+  std::int64_t n_lo = 1, n_hi = std::int64_t{1} << 40;
+  if (const char* e = std::getenv("SMR_TUNE_N")) {
+    long long lo = 0, hi = 0;
+    if (std::sscanf(e, "%lld-%lld", &lo, &hi) != 2 || lo < 1 || hi < lo)
+      FAIL("SMR_TUNE_N=" << e << ": expected LO-HI, two positive integers with LO <= HI");
+    n_lo = lo;
+    n_hi = hi;
+  }
+  return {n_lo, n_hi};
+}
+
 // The hidden cases' input on the device in one dtype: x rounded to its storage (the reference's
 // input), dx the stored copy, dy as large for the output.
 struct DeviceInput {
@@ -402,15 +417,7 @@ TEST_CASE("production softmax: time every candidate plan of the default sweep's 
   constexpr std::int64_t kTotal = std::int64_t{1} << 27;
   constexpr int kWarmup = 3, kSamples = 15;
   const std::vector<DType> dtypes = tune_dtypes();
-  // SMR_TUNE_N=LO-HI (e.g. "32768-262144"): only the shapes with LO <= N <= HI.
-  std::int64_t n_lo = 1, n_hi = std::int64_t{1} << 40;
-  if (const char* e = std::getenv("SMR_TUNE_N")) {
-    long long lo = 0, hi = 0;
-    if (std::sscanf(e, "%lld-%lld", &lo, &hi) != 2 || lo < 1 || hi < lo)
-      FAIL("SMR_TUNE_N=" << e << ": expected LO-HI, two positive integers with LO <= HI");
-    n_lo = lo;
-    n_hi = hi;
-  }
+  const auto [n_lo, n_hi] = tune_n_range();
   nlohmann::json out = nlohmann::json::array();
   L2Flusher flusher(static_cast<std::int64_t>(d.l2_bytes));
   CudaStream stream;
@@ -483,9 +490,10 @@ double percentile(std::vector<double> v, double q) {
 }  // namespace
 
 // For the split_row shapes of the default sweep, N = 1000003 and the rows too long for the card
-// (M = 1, N = 2^26; M = 8, N = 2^24), fp32 and bf16 (SMR_TUNE_DTYPES
-// chooses), the default plan and the other split_row forms on one block per SM with the rows on
-// chip (one slice per block, the pipelined exchange's two or three), and for rows read twice the
+// (M = 1, N = 2^26; M = 8, N = 2^24), fp32 and bf16 (SMR_TUNE_DTYPES chooses; SMR_TUNE_N
+// narrows the shapes as for the tuning case), the default plan and the other split_row forms on
+// one block per SM with the rows on chip (one slice per block, the pipelined exchange's two or
+// three, the ring of chunk slots and its twin taking statistics early), and for rows read twice the
 // default's twin with its streamed parts laid out the other way (interleaved or not, fp32): one
 // launch, L2 flushed
 // before it, with thread 0 of every block stamping the SM clock at four points of every loop trip
@@ -509,6 +517,7 @@ TEST_CASE("production softmax: where split_row's loop trips spend their time",
   REQUIRE(clock_khz > 0);
   const double cycles_per_us = clock_khz / 1000.0;
   const std::vector<DType> dtypes = tune_dtypes();
+  const auto [n_lo, n_hi] = tune_n_range();
   constexpr std::int64_t kTotal = std::int64_t{1} << 27;
   // (M, N): the default sweep's split_row shapes and N = 1000003 at M x N = 2^27, then the rows
   // too long for the card (read twice: one trip per block at M = 1).
@@ -531,6 +540,7 @@ TEST_CASE("production softmax: where split_row's loop trips spend their time",
     const DeviceInput in = upload(x0, t);
     const std::vector<float>& x = in.x;
     for (const auto& [m, n] : shapes) {
+      if (n < n_lo || n > n_hi) continue;
       const Problem p = dense(m, n, t);
       const SoftmaxPlan def = plan_softmax(p, d);
       if (def.family != SoftmaxFamily::split_row) continue;
