@@ -444,15 +444,6 @@ std::optional<SoftmaxPlan> split_ring(const Problem& p, const DeviceLimits& d, i
   return s;
 }
 
-// The same ring plan taking, while a row's partials are awaited, the statistics of the next
-// slice's chunks already in shared memory (a candidate for the tuning run).
-SoftmaxPlan with_early_stats(SoftmaxPlan s) {
-  s.early_stats = true;
-  s.why += "; the next slice's chunks already in shared memory taken into its statistics while "
-           "this row's partials are awaited";
-  return s;
-}
-
 // The default split_row plan: rows that fit on chip on one block per SM (slices twice as long as
 // two blocks' would be; the H200's tuning runs, session 6, on one MUFU.EX2 per exponential: fp32
 // 1.02-1.04x two blocks per SM at N = 2^18 ... 2^22, bf16 1.05-1.07x at 2^19 ... 2^22), rows read
@@ -511,8 +502,7 @@ bool same_plan(const SoftmaxPlan& a, const SoftmaxPlan& b) {
          a.resident == b.resident && a.grid == b.grid && a.prefetch == b.prefetch &&
          a.repoll == b.repoll &&
          a.thread_copy == b.thread_copy && a.tagged_partials == b.tagged_partials &&
-         a.buffers == b.buffers && a.interleaved == b.interleaved && a.ring == b.ring &&
-         a.early_stats == b.early_stats;
+         a.buffers == b.buffers && a.interleaved == b.interleaved && a.ring == b.ring;
 }
 
 // The same cluster_row plan with its slice copied in the other way (threads / copy engine): a
@@ -687,10 +677,8 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
           for (const i64 r : {rows, std::max<i64>(1, rows / 2), i64{1}})
             if (std::optional<SoftmaxPlan> q = split_ring(p, d, r))
               if (std::none_of(out.begin(), out.end(),
-                               [&](const SoftmaxPlan& o) { return same_plan(o, *q); })) {
+                               [&](const SoftmaxPlan& o) { return same_plan(o, *q); }))
                 out.push_back(*q);
-                out.push_back(with_early_stats(*q));
-              }
       }
       break;
   }
@@ -805,15 +793,14 @@ std::string summary(const SoftmaxPlan& s) {
       return fmt::format("cluster_row C={} slice={} smem={}{}", s.cluster, s.slice, s.smem_bytes,
                          s.thread_copy ? " ldgsts" : "");
     case SoftmaxFamily::split_row:
-      return fmt::format("split_row S={} slice={} resident={} R={} grid={} smem={}{}{}{}{}{}{}{}",
+      return fmt::format("split_row S={} slice={} resident={} R={} grid={} smem={}{}{}{}{}{}{}",
                          s.slices, s.slice, s.resident, s.rows_in_flight, s.grid, s.smem_bytes,
                          s.prefetch ? " prefetch" : "", s.tagged_partials ? "" : " counted",
                          s.repoll ? " repoll" : "",
                          s.buffers == 2   ? " pipelined"
                          : s.buffers == 3 ? " pipelined B=3"
                                           : "",
-                         s.interleaved ? " interleaved" : "", s.ring ? " ring" : "",
-                         s.early_stats ? " early" : "");
+                         s.interleaved ? " interleaved" : "", s.ring ? " ring" : "");
   }
   return "?";
 }

@@ -160,9 +160,6 @@ struct SoftmaxPlan {
   bool ring = false;            // split_row, one slice per block, rows on chip: the shared memory
                                 // a ring of chunk slots, each chunk of the next slices copied in
                                 // as soon as a slot is free
-  bool early_stats = false;     // split_row ring: the next slice's chunks already in shared
-                                // memory taken into the statistics while a row's partials are
-                                // awaited
   std::size_t workspace_bytes = 0;  // split_row: partials + arrival counters
   TrafficModel traffic = TrafficModel::fused;
   std::string why;              // the choice in words, for docs, logs and results' `extra`

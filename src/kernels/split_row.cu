@@ -524,13 +524,10 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
 // and its row's partials awaited, and all of them are issued a trip or more before they are
 // needed. The exchange, the bytes and the FLOPs are the kernel above's for rows on chip (tagged
 // partials).
-// kEarly (SoftmaxPlan::early_stats, a candidate): while a row's partials are awaited, each thread
-// takes its statistics of the next item's chunks already issued (the first slots - 4 of them, at
-// most all 4) into registers, so that the next trip's statistics are left only the rest.
 inline constexpr int kRingSlotsMax = kSplitRingSlotsMax;
 static_assert(kSliceChunks == kSplitChunks, "the dispatch sizes the ring's slots by chunks");
 
-template <class T, bool kTrace = false, bool kEarly = false>
+template <class T, bool kTrace = false>
 __global__ void __launch_bounds__(kSliceThreads, 1)
     split_row_ring_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t M,
                           std::int64_t N, std::int64_t ld_x, std::int64_t ld_y, int S,
@@ -568,41 +565,25 @@ __global__ void __launch_bounds__(kSliceThreads, 1)
                      bars[j % slots], false);
   };
   for (int j = 0; j < slots; ++j) issue(j);
-  // This thread's statistics of chunk c of item t merged into st, once it has landed (the slot's
-  // use j / slots: its phase parity).
-  const auto chunk_stats = [&](int t, const SplitItem<T>& it, int c, RowStats st) {
-    const int j = t * kSliceChunks + c;
-    bars[j % slots].wait_parity(((j / slots) & 1) != 0);
-    const VecRange r = range(j, it);
-    return smem_vec_stats(slot(j), 0, r.end - r.begin, st);
-  };
-  // (kEarly: the chunks of the next item already issued when this one's partials are awaited, and
-  // this thread's statistics of them.)
-  const int early = !kEarly ? 0 : (slots < 2 * kSliceChunks ? slots - kSliceChunks : kSliceChunks);
-  RowStats ahead = empty_stats();
 
   for (int t = 0; t < mine; ++t) {
     const SplitItem<T> it = item_at(t);
     const std::int64_t item = blockIdx.x + std::int64_t{t} * gridDim.x;
     trace_point<kTrace>(item, 0);
-    // 1. The slice's statistics, chunk by chunk as they land (kEarly: past the first trip, only
-    //    the chunks not taken early).
-    RowStats st = ahead;
+    // 1. The slice's statistics, chunk by chunk as they land (the slot's use j / slots: its phase
+    //    parity).
+    RowStats st = empty_stats();
 #pragma unroll
-    for (int c = 0; c < kSliceChunks; ++c)
-      if (!kEarly || t == 0 || c >= early) st = chunk_stats(t, it, c, st);
+    for (int c = 0; c < kSliceChunks; ++c) {
+      const int j = t * kSliceChunks + c;
+      bars[j % slots].wait_parity(((j / slots) & 1) != 0);
+      const VecRange r = range(j, it);
+      st = smem_vec_stats(slot(j), 0, r.end - r.begin, st);
+    }
     st = block_allreduce<kSliceThreads>(st, MergeOp{});
     trace_point<kTrace>(item, 1);
-    // 2-3. Publish; (kEarly: the next item's early chunks;) merge the row's S partials (as the
-    //      kernel above, tagged).
+    // 2-3. Publish; merge the row's S partials (as the kernel above, tagged).
     if (threadIdx.x == 0) publish_partial(partials + it.row * S + it.part, st);
-    if constexpr (kEarly) {
-      if (t + 1 < mine) {
-        const SplitItem<T> next = item_at(t + 1);
-        ahead = empty_stats();
-        for (int c = 0; c < early; ++c) ahead = chunk_stats(t + 1, next, c, ahead);
-      }
-    }
     const RowScale scale = row_scale(block_allreduce<kSliceThreads>(
         thread_partials(partials + it.row * S, S, true), MergeOp{}));
     trace_point<kTrace>(item, 2);
@@ -792,7 +773,6 @@ void allow_split_kernels() {
   if constexpr (sizeof(T) == 4)
     allow_all_dynamic_shared_memory(split_row_kernel<T, false, kTrace, true>);  // interleaved
   allow_all_dynamic_shared_memory(split_row_ring_kernel<T, kTrace>);
-  allow_all_dynamic_shared_memory(split_row_ring_kernel<T, kTrace, true>);
   for (const int buffers : {2, 3})
     for (const bool repoll : {false, true}) {
       allow_all_dynamic_shared_memory(pipelined_kernel<T, false, kTrace>(buffers, repoll));
@@ -814,9 +794,7 @@ void prepare_trace() {
 // The kernel a plan runs (`windowed`: rows off 16-byte boundaries).
 template <class T>
 const void* split_kernel(const SoftmaxPlan& plan, bool windowed) {
-  if (plan.ring && !windowed)
-    return plan.early_stats ? reinterpret_cast<const void*>(split_row_ring_kernel<T, false, true>)
-                            : reinterpret_cast<const void*>(split_row_ring_kernel<T>);
+  if (plan.ring && !windowed) return reinterpret_cast<const void*>(split_row_ring_kernel<T>);
   if (plan.buffers > 1)
     return windowed ? reinterpret_cast<const void*>(
                           pipelined_kernel<T, true>(plan.buffers, plan.repoll))
@@ -831,12 +809,11 @@ const void* split_kernel(const SoftmaxPlan& plan, bool windowed) {
 template <class T>
 std::int64_t resident_split_blocks(const SoftmaxPlan& plan) {
   static std::mutex mu;
-  static std::map<std::tuple<int, std::size_t, int, bool, bool, bool>, std::int64_t> cache;
+  static std::map<std::tuple<int, std::size_t, int, bool, bool>, std::int64_t> cache;
   int device = 0;
   CUDA_CHECK(cudaGetDevice(&device));
   const std::lock_guard<std::mutex> lock(mu);
-  const auto key =
-      std::make_tuple(device, plan.smem_bytes, plan.buffers, plan.repoll, plan.ring, plan.early_stats);
+  const auto key = std::make_tuple(device, plan.smem_bytes, plan.buffers, plan.repoll, plan.ring);
   if (auto it = cache.find(key); it != cache.end()) return it->second;
   // (Both instantiations of a kernel take the same resources; the ring has only the aligned one,
   // and the blocks of a launch that falls back from it hold no more than its own.)
@@ -888,8 +865,6 @@ void check_plan(const SoftmaxPlan& plan, const Problem& p) {
     throw std::invalid_argument("split_row: the ring of chunks needs one whole slice per block in "
                                 "shared memory, tagged partials and room for more than " +
                                 std::to_string(kSliceChunks) + " chunks");
-  if (plan.early_stats && !plan.ring)
-    throw std::invalid_argument("split_row: early statistics are the ring of chunks' form");
   if (plan.buffers > 1 && (plan.resident != plan.slice || !plan.tagged_partials ||
                            plan.slices > kSliceThreads))
     throw std::invalid_argument("split_row: the pipelined exchange (2 or 3 slices per block) needs "
@@ -973,9 +948,7 @@ void launch_split(const SoftmaxPlan& plan, const Launch& l, std::uint64_t* trace
         // The ring: rows of whole vectors on 16-byte boundaries whose windows line up (else the
         // kernel below, on the same slices, each copied in as the one before is written).
         if (plan.ring && !windowed && y_vec && p.N % Vec<T>::kElems == 0) {
-          const auto ring = plan.early_stats ? split_row_ring_kernel<T, kTrace, true>
-                                             : split_row_ring_kernel<T, kTrace>;
-          CUDA_CHECK(cudaLaunchKernelEx(&cfg, ring, xp, yp, p.M, p.N,
+          CUDA_CHECK(cudaLaunchKernelEx(&cfg, split_row_ring_kernel<T, kTrace>, xp, yp, p.M, p.N,
                                         p.ld_x, p.ld_y, plan.slices, plan.slice,
                                         ring_slots(plan, p.dtype), partials));
           return;

@@ -788,11 +788,11 @@ bool same_plan_summary(const SoftmaxPlan& a, const SoftmaxPlan& b) {
   return summary(a) == summary(b) && a.why == b.why;
 }
 
-// split_row's ring candidates for p (early: those taking the next slice's statistics early).
-std::vector<SoftmaxPlan> ring_plans(const Problem& p, bool early = false) {
+// split_row's ring candidates for p.
+std::vector<SoftmaxPlan> ring_plans(const Problem& p) {
   std::vector<SoftmaxPlan> out;
   for (const SoftmaxPlan& s : candidate_plans(p, kH200))
-    if (s.ring && s.early_stats == early) out.push_back(s);
+    if (s.ring) out.push_back(s);
   return out;
 }
 
@@ -822,12 +822,6 @@ TEST_CASE("dispatch: split_row's ring of chunk slots, for aligned rows on chip w
   CHECK(find_candidate(p22, kH200, summary(ring)).has_value());
   CHECK(ring.why.find("ring of 7 chunk slots") != std::string::npos);
   CHECK(ring.why.find("as it writes this one") == std::string::npos);
-  // Its twin taking the next slice's statistics early, a candidate.
-  const std::vector<SoftmaxPlan> e22 = ring_plans(p22, true);
-  REQUIRE(e22.size() == 1);
-  CHECK(summary(e22.front()) == summary(ring) + " early");
-  CHECK(e22.front().smem_bytes == ring.smem_bytes);
-  CHECK_FALSE(plan_softmax(p22, kH200).early_stats);
   // The dispatch's plan there (aligned fp32 rows on chip, one at a time on the whole card, where
   // neither pipelined form fits): the ring; not for bf16 rows of that length (three rows in flight),
   // nor where fp32 rows have more rows in flight (N = 2^21: three slices per block).
@@ -887,9 +881,6 @@ TEST_CASE("split_row refuses a ring plan it cannot run, before any launch", "[di
   SoftmaxPlan counted = rings.front();
   counted.tagged_partials = false;
   CHECK(refusal(counted).find("ring of chunks") != std::string::npos);
-  SoftmaxPlan early = single_slice_one_per_sm(p);  // early statistics without the ring
-  early.early_stats = true;
-  CHECK(refusal(early).find("early statistics") != std::string::npos);
   SoftmaxPlan no_room = rings.front();  // shared memory for the slice's own chunks only
   no_room.smem_bytes = static_cast<std::size_t>(no_room.slice) * 4;
   CHECK(refusal(no_room).find("ring of chunks") != std::string::npos);

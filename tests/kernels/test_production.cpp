@@ -249,8 +249,7 @@ TEST_CASE("production softmax: split_row's ring of chunk slots on every kind of 
           "[gpu][softmax]") {
   // Rows on chip, each block taking several rows in turn, so that every slot of the ring is
   // reused: 7 x 2^20 fp32 on 4 rows at a time (7 slots, 2 slices a block), 2 rows (14 slots) and
-  // one (16 slots: each block's 28 chunks around the ring almost twice); bf16 likewise; each also
-  // taking the next slice's statistics early (3 chunks of it at 7 slots, all 4 above). Then the
+  // one (16 slots: each block's 28 chunks around the ring almost twice); bf16 likewise. Then the
   // ring's plans on rows it does not take (one element off a 16-byte boundary: the one-slice
   // kernel runs them), and on a padded stride (ld a whole number of vectors more than N).
   // (40 x 250000 fp32, 20 rows at a time on 5 slots, is among the candidate plans' shapes.)
@@ -259,10 +258,10 @@ TEST_CASE("production softmax: split_row's ring of chunk slots on every kind of 
     const std::int64_t V = vec_elems(t);
     const Problem p = dense(7, 1 << 20, t);
     const Problem padded{9, 1 << 20, (1 << 20) + V, (1 << 20) + 2 * V, t};
-    int rings = 0, early = 0;
+    int rings = 0;
     for (const SoftmaxPlan& plan : candidate_plans(p, d)) {
       if (!plan.ring) continue;
-      ++(plan.early_stats ? early : rings);
+      ++rings;
       INFO(summary(plan));
       for (const InputKind kind : {InputKind::large, InputKind::all_neg_inf, InputKind::has_nan})
         check_case(p, kind, next_seed(), plan);
@@ -270,7 +269,6 @@ TEST_CASE("production softmax: split_row's ring of chunk slots on every kind of 
       check_case(padded, InputKind::some_neg_inf, next_seed(), plan);
     }
     CHECK(rings == 3);
-    CHECK(early == 3);
   }
 }
 
@@ -493,10 +491,9 @@ double percentile(std::vector<double> v, double q) {
 // (M = 1, N = 2^26; M = 8, N = 2^24), fp32 and bf16 (SMR_TUNE_DTYPES chooses; SMR_TUNE_N
 // narrows the shapes as for the tuning case), the default plan and the other split_row forms on
 // one block per SM with the rows on chip (one slice per block, the pipelined exchange's two or
-// three, the ring of chunk slots and its twin taking statistics early), and for rows read twice the
-// default's twin with its streamed parts laid out the other way (interleaved or not, fp32): one
-// launch, L2 flushed
-// before it, with thread 0 of every block stamping the SM clock at four points of every loop trip
+// three, the ring of chunk slots), and for rows read twice the default's twin with its streamed
+// parts laid out the other way (interleaved or not, fp32): one launch, L2 flushed before it, with
+// thread 0 of every block stamping the SM clock at four points of every loop trip
 // (trace_split_row; the stamp buffer zeroed first, and every stamp checked to be set). Printed
 // per plan, over all trips: the median and 90th percentile of each phase -- statistics (the
 // slice's copy waited for and its statistics taken; pipelined: the next slice's), exchange (the
@@ -550,7 +547,7 @@ TEST_CASE("production softmax: where split_row's loop trips spend their time",
       std::vector<SoftmaxPlan> plans{def};
       for (const SoftmaxPlan& s : family_plans(SoftmaxFamily::split_row, p, d)) {
         const bool new_form = std::none_of(plans.begin(), plans.end(), [&](const SoftmaxPlan& q) {
-          return q.buffers == s.buffers && q.ring == s.ring && q.early_stats == s.early_stats &&
+          return q.buffers == s.buffers && q.ring == s.ring &&
                  (s.buffers == 1 ||
                   (q.prefetch == s.prefetch && q.repoll == s.repoll));
         });
