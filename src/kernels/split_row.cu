@@ -30,7 +30,10 @@
 // three, step 1's for copies issued a trip earlier); the dispatch says when it runs. fp32 rows
 // read twice whose streamed part is larger than L2 (M = 1, N = 2^26) deal that part out to the
 // row's blocks step by step instead of giving each block its own stretch (kInterleaved:
-// interleaved_part, below): the same bytes, in the copy ceiling's order.
+// interleaved_part, below): the same bytes, in the copy ceiling's order. Aligned fp32 rows on chip
+// that go one at a time over the whole card (N = 2^22) run split_row_ring_kernel, below: the same
+// work with the block's shared memory a ring of chunk slots, each chunk of the next slices copied
+// in as soon as a slot is free.
 //
 // Trace launches (trace_split_row, softmax_families.hpp) compile both kernels again with kTrace:
 // thread 0 stamps the SM clock at four points of every trip and the global timer at the block's
