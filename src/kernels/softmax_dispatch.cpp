@@ -279,6 +279,15 @@ bool split_prefetch_default(const Problem& p, const DeviceLimits& d, i64 rows_in
 
 enum class Prefetch { by_rule, on, off };
 
+// The dynamic shared memory a split_row block may take with blocks_per_sm blocks on every SM.
+std::size_t split_block_smem(const DeviceLimits& d, int blocks_per_sm) {
+  const std::size_t per_sm = smem_per_sm(d) / static_cast<std::size_t>(blocks_per_sm);
+  return std::min(per_sm > kSmemReservedPerBlock + kSliceStaticSmem
+                      ? per_sm - kSmemReservedPerBlock - kSliceStaticSmem
+                      : 0,
+                  slice_smem_limit(d));
+}
+
 // blocks_per_sm: the grid's blocks on every SM (kSplitBlocksPerSm, or 1: each block twice the
 // shared memory, so slices twice as long and half as many per row -- each block still takes as
 // many items, the grid being half as large). buffers: the slices each block holds at once (1, or
@@ -294,13 +303,8 @@ SoftmaxPlan split_plan(const Problem& p, const DeviceLimits& d, Prefetch prefetc
   const i64 V = vec_elems(p.dtype);
   const i64 grid_max = static_cast<i64>(d.sm_count) * blocks_per_sm;
   // Shared memory per block with blocks_per_sm blocks on every SM, per buffer.
-  const std::size_t per_sm = smem_per_sm(d) / static_cast<std::size_t>(blocks_per_sm);
   const std::size_t usable =
-      std::min(per_sm > kSmemReservedPerBlock + kSliceStaticSmem
-                   ? per_sm - kSmemReservedPerBlock - kSliceStaticSmem
-                   : 0,
-               slice_smem_limit(d)) /
-      static_cast<std::size_t>(buffers);
+      split_block_smem(d, blocks_per_sm) / static_cast<std::size_t>(buffers);
   const i64 room = slice_head_room(p);  // a slice's window: one vector more when rows are unaligned
   const i64 cap = std::max<i64>(V, round_down(static_cast<i64>(usable) / b - room, V));
   const i64 slices_max = std::max<i64>(1, ceil_div(p.N, kMinSplitSlice));
@@ -426,13 +430,11 @@ std::optional<SoftmaxPlan> split_ring(const Problem& p, const DeviceLimits& d, i
   if (row_head_room(p) != 0 || p.N % vec_elems(p.dtype) != 0) return std::nullopt;
   SoftmaxPlan s = split_plan(p, d, Prefetch::off, 1, 1, rows_max);
   if (s.resident != s.slice) return std::nullopt;
-  const i64 chunk_bytes = ceil_div(s.slice / vec_elems(p.dtype), kSplitChunks) * kVectorBytes;
-  const std::size_t usable = std::min(
-      smem_per_sm(d) - kSmemReservedPerBlock - kSliceStaticSmem, slice_smem_limit(d));
-  const i64 slots = std::min<i64>(kSplitRingSlotsMax, static_cast<i64>(usable) / chunk_bytes);
-  if (slots <= kSplitChunks) return std::nullopt;
   s.ring = true;
-  s.smem_bytes = static_cast<std::size_t>(slots * chunk_bytes);
+  s.smem_bytes = split_block_smem(d, 1);
+  const int slots = split_ring_slots(s, p.dtype);
+  if (slots <= kSplitChunks) return std::nullopt;
+  s.smem_bytes = static_cast<std::size_t>(slots * split_chunk_bytes(s.slice, p.dtype));
   // (The one-slice plan's last clause, the next slice copied in as this one is written, replaced.)
   const std::string_view copied = "; each block copies its next slice in chunk by chunk as it "
                                   "writes this one";
@@ -574,6 +576,16 @@ std::size_t smem_per_sm(const DeviceLimits& d) {
   return d.shared_bytes_per_block + kSmemReservedPerBlock;
 }
 
+std::int64_t split_chunk_bytes(std::int64_t slice, DType t) {
+  return ceil_div(slice / vec_elems(t), kSplitChunks) * kVectorBytes;
+}
+
+int split_ring_slots(const SoftmaxPlan& plan, DType t) {
+  return static_cast<int>(std::min<i64>(
+      kSplitRingSlotsMax,
+      static_cast<i64>(plan.smem_bytes) / split_chunk_bytes(plan.slice, t)));
+}
+
 std::size_t split_workspace_bytes(const Problem& p) {
   if (p.M < 1 || p.N < 2 * kMinSplitSlice) return 0;
   const i64 slices_max = ceil_div(p.N, kMinSplitSlice);
@@ -672,13 +684,14 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
         // The ring of chunk slots (rows on chip, one block per SM), on the one-slice plan's rows
         // in flight, half of them and one (fewer rows at a time, shorter slices, more chunks
         // ahead); for rows longer than a cluster takes by default, those split_row runs.
-        const i64 rows = split_plan(p, d, Prefetch::off, 1).rows_in_flight;
-        if (p.N > cluster_row_max_n(p.dtype))
+        if (p.N > cluster_row_max_n(p.dtype)) {
+          const i64 rows = split_plan(p, d, Prefetch::off, 1).rows_in_flight;
           for (const i64 r : {rows, std::max<i64>(1, rows / 2), i64{1}})
             if (std::optional<SoftmaxPlan> q = split_ring(p, d, r))
               if (std::none_of(out.begin(), out.end(),
                                [&](const SoftmaxPlan& o) { return same_plan(o, *q); }))
                 out.push_back(*q);
+        }
       }
       break;
   }

@@ -186,6 +186,12 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
 // 0 for rows too short ever to be split. This is the registry entry's workspace_bytes.
 std::size_t split_workspace_bytes(const Problem& p);
 
+// split_row: the bytes of one of a slice's kSplitChunks chunks (whole vectors), and the chunk slots
+// a ring plan's shared memory holds (at most kSplitRingSlotsMax): what the dispatch sizes a ring
+// plan by and what its launch passes the kernel.
+std::int64_t split_chunk_bytes(std::int64_t slice, DType t);
+int split_ring_slots(const SoftmaxPlan& plan, DType t);
+
 // Shared memory per SM implied by the per-block opt-in limit (sm_90: 227 KB + 1 KB reserved).
 std::size_t smem_per_sm(const DeviceLimits& d);
 

@@ -35,7 +35,7 @@
 // work with the block's shared memory a ring of chunk slots, each chunk of the next slices copied
 // in as soon as a slot is free.
 //
-// Trace launches (trace_split_row, softmax_families.hpp) compile both kernels again with kTrace:
+// Trace launches (trace_split_row, softmax_families.hpp) compile each kernel again with kTrace:
 // thread 0 stamps the SM clock at four points of every trip and the global timer at the block's
 // entry and exit; the pipelined kernel also counts the partials its trips found unpublished.
 // docs/performance.md, "Session 8" to "Session 10", has what the stamps showed.
@@ -826,15 +826,6 @@ std::int64_t resident_split_blocks(const SoftmaxPlan& plan) {
   return n;
 }
 
-// The ring's chunk slots: as many of a chunk's bytes as the plan's shared memory holds (at most
-// kRingSlotsMax).
-int ring_slots(const SoftmaxPlan& plan, DType t) {
-  const std::int64_t V = kVecBytes / dtype_bytes(t);
-  const std::int64_t chunk_bytes = (plan.slice / V + kSliceChunks - 1) / kSliceChunks * kVecBytes;
-  return static_cast<int>(std::min<std::int64_t>(
-      kRingSlotsMax, static_cast<std::int64_t>(plan.smem_bytes) / chunk_bytes));
-}
-
 void check_plan(const SoftmaxPlan& plan, const Problem& p) {
   const std::int64_t V = kVecBytes / dtype_bytes(p.dtype);
   if (plan.slices < 1 || plan.slice < 1 || plan.slice % V != 0 ||
@@ -864,7 +855,7 @@ void check_plan(const SoftmaxPlan& plan, const Problem& p) {
     throw std::invalid_argument("split_row: the early re-poll of unpublished partials is the "
                                 "pipelined exchange's (2 or 3 slices per block), not one slice's");
   if (plan.ring && (plan.buffers != 1 || plan.resident != plan.slice || !plan.tagged_partials ||
-                    plan.interleaved || ring_slots(plan, p.dtype) <= kSliceChunks))
+                    plan.interleaved || split_ring_slots(plan, p.dtype) <= kSliceChunks))
     throw std::invalid_argument("split_row: the ring of chunks needs one whole slice per block in "
                                 "shared memory, tagged partials and room for more than " +
                                 std::to_string(kSliceChunks) + " chunks");
@@ -953,7 +944,7 @@ void launch_split(const SoftmaxPlan& plan, const Launch& l, std::uint64_t* trace
         if (plan.ring && !windowed && y_vec && p.N % Vec<T>::kElems == 0) {
           CUDA_CHECK(cudaLaunchKernelEx(&cfg, split_row_ring_kernel<T, kTrace>, xp, yp, p.M, p.N,
                                         p.ld_x, p.ld_y, plan.slices, plan.slice,
-                                        ring_slots(plan, p.dtype), partials));
+                                        split_ring_slots(plan, p.dtype), partials));
           return;
         }
         auto kernel =
