@@ -186,6 +186,8 @@ TEST_CASE("production softmax: every candidate plan of a shape is correct", "[gp
   const DeviceLimits d = device_limits();
   // 40 x 250000 and 40 x 250001 (rows padded to 16 bytes, a partial vector at each row's end):
   // split_row blocks with several slices in turn, each copied in while the one before is written.
+  // dense(40, 250001): the same on rows off 16-byte boundaries, each next slice's edges loaded
+  // while the slice before is written (row_slice.cuh's load_slice_edges).
   // ld = N odd (3001, 50257, 1000003, 2000003): every family on rows read through their 16-byte
   // windows (storage.cuh), the row's offset from a boundary changing from row to row.
   // 24001 x 128 and 60013 x 36: more rows than the persistent warp_rows grid takes in one trip
@@ -193,7 +195,8 @@ TEST_CASE("production softmax: every candidate plan of a shape is correct", "[gp
   // windows).
   const Problem shapes[] = {dense(133, 100),  dense(64, 1000),  dense(37, 3001),
                             dense(20, 20000), dense(9, 65544),  dense(40, 250000),
-                            Problem{40, 250001, 250004, 250008, DType::f32}, dense(2, 2000003),
+                            Problem{40, 250001, 250004, 250008, DType::f32}, dense(40, 250001),
+                            dense(2, 2000003),
                             dense(67, 1021),  dense(9, 50257),  dense(3, 1000003),
                             dense(24001, 128), dense(60013, 36)};
   for (const DType t : {DType::f32, DType::bf16}) {
