@@ -92,23 +92,14 @@ __device__ __forceinline__ std::int64_t tma_end(const SliceWindow& w) {
   return w.tma ? w.vhi : w.vlo;
 }
 
-// The slice's edges, in window positions: the head [lo, head_end), the tail [tail_begin, hi).
-struct SliceEdgeBounds {
-  std::int64_t head_end, tail_begin;
-};
-template <class T>
-__device__ __forceinline__ SliceEdgeBounds edge_bounds(const SliceWindow& w) {
-  constexpr int V = Vec<T>::kElems;
-  const std::int64_t head_end = w.vlo * V < w.hi ? w.vlo * V : w.hi;
-  return {head_end, w.vhi * V > head_end ? w.vhi * V : head_end};
-}
-
 // Calls f(j) for this thread's share of the slice's edge elements j (window positions).
 template <class T, class F>
 __device__ __forceinline__ void for_each_edge(const SliceWindow& w, F&& f) {
-  const SliceEdgeBounds e = edge_bounds<T>(w);
-  for (std::int64_t j = w.lo + threadIdx.x; j < e.head_end; j += blockDim.x) f(j);
-  for (std::int64_t j = e.tail_begin + threadIdx.x; j < w.hi; j += blockDim.x) f(j);
+  constexpr int V = Vec<T>::kElems;
+  const std::int64_t head_end = w.vlo * V < w.hi ? w.vlo * V : w.hi;
+  const std::int64_t tail_begin = w.vhi * V > head_end ? w.vhi * V : head_end;
+  for (std::int64_t j = w.lo + threadIdx.x; j < head_end; j += blockDim.x) f(j);
+  for (std::int64_t j = tail_begin + threadIdx.x; j < w.hi; j += blockDim.x) f(j);
 }
 
 // Vectors [begin, end) of chunk c, of the window vectors [lo, hi): chunk c is the window's vectors
@@ -188,34 +179,6 @@ __device__ __forceinline__ void copy_slice_rest(T* s, const T* window, const Sli
   for (std::int64_t j = tma_end(w) * V + threadIdx.x; j < w.vhi * V; j += blockDim.x)
     s[j] = __ldg(window + j);
   for_each_edge<T>(w, [&](std::int64_t j) { s[j] = __ldg(window + j); });
-}
-
-// A slice's edge elements loaded into registers ahead of their stores into shared memory: each
-// edge is fewer than V elements and a block at least V threads, so a thread holds at most one
-// element of each. copy_slice_rest's element loads are each an L2 or DRAM round trip that its
-// warp waits for at once -- and the block with it, at slice_stats' barrier. A kernel that knows
-// its next slice while it writes this one (split_row) loads the next edges before the write and
-// stores them after it, so that the round trip overlaps the write.
-template <class T>
-struct SliceEdges {
-  T head, tail;
-};
-template <class T>
-__device__ __forceinline__ SliceEdges<T> load_slice_edges(const T* window, const SliceWindow& w) {
-  const SliceEdgeBounds e = edge_bounds<T>(w);
-  const std::int64_t h = w.lo + threadIdx.x, t = e.tail_begin + threadIdx.x;
-  SliceEdges<T> v{};
-  if (h < e.head_end) v.head = __ldg(window + h);
-  if (t < w.hi) v.tail = __ldg(window + t);
-  return v;
-}
-// Their stores, into the slice's place in s: visible after the next __syncthreads (slice_stats').
-template <class T>
-__device__ __forceinline__ void store_slice_edges(T* s, const SliceWindow& w, SliceEdges<T> v) {
-  const SliceEdgeBounds e = edge_bounds<T>(w);
-  const std::int64_t h = w.lo + threadIdx.x, t = e.tail_begin + threadIdx.x;
-  if (h < e.head_end) s[h] = v.head;
-  if (t < w.hi) s[t] = v.tail;
 }
 
 // Starts copying the slice w of `window` into s: the copy engine's chunks of `per` vectors, then

@@ -444,9 +444,9 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
     trace_point<kTrace>(item, 0);
 
     // 1. The slice's statistics: the resident part from shared memory (its copy-engine chunks
-    //    were issued while the previous item was written, step 4 below, or above; with the copy
-    //    engine and windowed rows, its edges were stored there too), the rest streamed.
-    if (!kWindowed || !x_tma || item == blockIdx.x) copy_slice_rest(s, window, w);
+    //    were issued while the previous item was written, step 4 below, or above), the rest
+    //    streamed.
+    copy_slice_rest(s, window, w);
     RowStats st = slice_stats(s, w, chunk_vecs(resident / V), sb);
     if constexpr (kInterleaved)
       st = interleaved_stats(x + it.row * ld_x, interleaved_part<T>(N, S, it.part, resident), S,
@@ -504,20 +504,12 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
     //    (The next item is worked out again here rather than kept from step 2, and `per` again
     //    rather than kept from the start: nothing of them stays live in registers across the
     //    merge and the streamed writes -- the bf16 instantiation is at the 64-register bound.)
-    //    Windowed rows with the copy engine: the next item's edges are loaded before the write
-    //    and stored after it, so that their round trip overlaps the write (row_slice.cuh; aligned
-    //    rows, whose only edge is the tail of a row not a whole number of vectors long, keep the
-    //    load in step 1).
     write_slice_edges(s, y_window, w, scale);
     const SplitItem<T> nx = item_at(has_next ? next : item);
     const SliceWindow nw = slice_window<kWindowed>(nx.src, nx.res, x_tma);
     const T* next_window = nx.src - nw.lo;
-    const bool edges_early = kWindowed && x_tma && has_next;
-    [[maybe_unused]] const SliceEdges<T> edges =
-        edges_early ? load_slice_edges(next_window, nw) : SliceEdges<T>{};
     write_and_refill(s, y_window, w, chunk_vecs(resident / V), y_vec, scale, has_next, next_window,
                      nw, sb);
-    if (edges_early) store_slice_edges(s, nw, edges);
     trace_point<kTrace>(item, 3);
   }
   trace_block<kTrace>(items, true);
@@ -757,20 +749,10 @@ __global__ void __launch_bounds__(kSliceThreads, 1)
     const bool has_refill = refill < items;
     const SplitItem<T> rf = item_at(has_refill ? refill : item);
     const SliceWindow rw = window_of(rf);
-    // Windowed rows: item k + B's edges loaded now and stored once this write is done, so that
-    // their round trip overlaps the write instead of holding up the next trip (row_slice.cuh).
-    // (Aligned rows have edges only where N is not a whole number of vectors, the tail of a row's
-    // last slice: they keep copy_slice_rest after the write.)
-    [[maybe_unused]] const SliceEdges<T> edges =
-        kWindowed && has_refill ? load_slice_edges(rf.src - rw.lo, rw) : SliceEdges<T>{};
     write_slice_edges(buf(b), y_window, w, scale);  // before any copy may land on their vectors
     write_and_refill(buf(b), y_window, w, per, y_vec, scale, has_refill, rf.src - rw.lo, rw,
                      SliceBarriers{bars[b]});
-    if constexpr (kWindowed) {
-      if (has_refill) store_slice_edges(buf(b), rw, edges);
-    } else {
-      if (has_refill) copy_slice_rest(buf(b), rf.src - rw.lo, rw);
-    }
+    if (has_refill) copy_slice_rest(buf(b), rf.src - rw.lo, rw);
     trace_point<kTrace>(item, 3);
   }
   trace_block<kTrace>(items, true);

@@ -198,8 +198,8 @@ TEST_CASE("a small shape set for compute-sanitizer, every kernel", "[gpu][saniti
       {dense(16, 600000), {}, InputKind::mixed},
       {dense(2, 1 << 21), {}, InputKind::mixed},
       {dense(4, 300001), {}, InputKind::mixed},
-      // The same off 16-byte boundaries with blocks taking several slices in turn: each next
-      // slice's edges loaded while the slice before is written (ld = 600001).
+      // The same off 16-byte boundaries with blocks taking several slices in turn, each next
+      // slice's edges copied by the threads (ld = 600001).
       {dense(16, 600001), {}, InputKind::mixed},
       // fp32 rows read twice whose streamed part is larger than L2 (100 MB, 66 MB streamed):
       // split_row with the streamed parts dealt to the row's blocks step by step.

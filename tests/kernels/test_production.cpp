@@ -186,8 +186,8 @@ TEST_CASE("production softmax: every candidate plan of a shape is correct", "[gp
   const DeviceLimits d = device_limits();
   // 40 x 250000 and 40 x 250001 (rows padded to 16 bytes, a partial vector at each row's end):
   // split_row blocks with several slices in turn, each copied in while the one before is written.
-  // dense(40, 250001): the same on rows off 16-byte boundaries, each next slice's edges loaded
-  // while the slice before is written (row_slice.cuh's load_slice_edges).
+  // dense(40, 250001): the same on rows off 16-byte boundaries (each next slice's edges copied by
+  // the threads, its vectors by the copy engine).
   // ld = N odd (3001, 50257, 1000003, 2000003): every family on rows read through their 16-byte
   // windows (storage.cuh), the row's offset from a boundary changing from row to row.
   // 24001 x 128 and 60013 x 36: more rows than the persistent warp_rows grid takes in one trip
@@ -367,6 +367,19 @@ std::pair<std::int64_t, std::int64_t> tune_n_range() {
   return {n_lo, n_hi};
 }
 
+// The tuning case's row padding: 0, or SMR_TUNE_LD_PAD=k: each shape's rows k elements apart more
+// than N (ld = N + k, x and y alike), so that the same rows can be timed at other offsets from
+// 16- and 32-byte boundaries (docs/performance.md, session 17).
+std::int64_t tune_ld_pad() {
+  const char* e = std::getenv("SMR_TUNE_LD_PAD");
+  if (e == nullptr) return 0;
+  char* end = nullptr;
+  const long long k = std::strtoll(e, &end, 10);
+  if (end == e || *end != '\0' || k < 0 || k > 1024)
+    FAIL("SMR_TUNE_LD_PAD=" << e << ": expected an integer from 0 to 1024");
+  return k;
+}
+
 // The hidden cases' input on the device in one dtype: x rounded to its storage (the reference's
 // input), dx the stored copy, dy as large for the output.
 struct DeviceInput {
@@ -419,6 +432,7 @@ TEST_CASE("production softmax: time every candidate plan of the default sweep's 
   constexpr int kWarmup = 3, kSamples = 15;
   const std::vector<DType> dtypes = tune_dtypes();
   const auto [n_lo, n_hi] = tune_n_range();
+  const std::int64_t pad = tune_ld_pad();
   nlohmann::json out = nlohmann::json::array();
   L2Flusher flusher(static_cast<std::int64_t>(d.l2_bytes));
   CudaStream stream;
@@ -432,7 +446,14 @@ TEST_CASE("production softmax: time every candidate plan of the default sweep's 
                 "GB/s", "vs_def");
     for (const TuneShape& s : tune_shapes()) {
       if (s.N < n_lo || s.N > n_hi) continue;
-      const Problem p = dense(s.M, s.N, t);
+      Problem p = dense(s.M, s.N, t);
+      p.ld_x = p.ld_y = s.N + pad;
+      if (p.M * p.ld_x > kTotal) {
+        std::printf("%-6s %9lld %9lld  skipped: ld = %lld does not fit the 2^27-element input\n",
+                    std::string(to_string(t)).c_str(), static_cast<long long>(p.M),
+                    static_cast<long long>(p.N), static_cast<long long>(p.ld_x));
+        continue;
+      }
       DeviceBuffer dws(split_workspace_bytes(p));
       double default_us = 0;
       const std::vector<SoftmaxPlan> plans = candidate_plans(p, d);
@@ -465,7 +486,8 @@ TEST_CASE("production softmax: time every candidate plan of the default sweep's 
                     default_us / med, placed.c_str(), v.passed ? "" : "  VERIFY FAILED");
         std::fflush(stdout);
         CHECK(v.passed);
-        out.push_back({{"dtype", to_string(t)}, {"M", p.M}, {"N", p.N}, {"plan", summary(plan)},
+        out.push_back({{"dtype", to_string(t)}, {"M", p.M}, {"N", p.N}, {"ld", p.ld_x},
+                       {"plan", summary(plan)},
                        {"default", pi == 0}, {"why", plan.why},
                        {"median_us", med}, {"min_us", *std::min_element(us.begin(), us.end())},
                        {"effective_GBps", gbps}, {"verified", v.passed},
