@@ -283,7 +283,9 @@ TEST_CASE("dispatch: each family takes the rows it is built for, edge N - 1 / N 
       // fp32: the 512-thread tile while it holds the row (16384 in registers, the rest in
       // shared memory), then the 1024-thread one.
       CHECK(past_block.threads == 512);
-      CHECK(plan_softmax(dense(M, 65536, t), kH200).threads == 512);
+      const SoftmaxPlan past_64k = plan_softmax(dense(M, 65536 + V, t), kH200);
+      CHECK(past_64k.family == SoftmaxFamily::block_hybrid);
+      CHECK(past_64k.threads == 512);
       const std::int64_t on_512 = 16384 + 231424 / dtype_bytes(t) - 2 * V;
       CHECK(plan_softmax(dense(M, on_512, t), kH200).threads == 512);
       const SoftmaxPlan big = plan_softmax(dense(M, on_512 + V, t), kH200);
@@ -334,8 +336,12 @@ TEST_CASE("dispatch: each family takes the rows it is built for, edge N - 1 / N 
 
     // Rows per wave: block_hybrid needs M >= SMs, a cluster M x C >= SMs, else the rows are split
     // over the whole card.
+    // (fp32's 256 KB rows fill 4 register tiles of 16384 exactly and take that cluster at any M
+    // that fills the card: one vector more is block_hybrid's.)
     const std::int64_t n = 256 * 1024 / dtype_bytes(t);  // 256 KB rows
-    CHECK(plan_softmax(dense(kH200.sm_count, n, t), kH200).family == SoftmaxFamily::block_hybrid);
+    const std::int64_t n_hybrid = t == DType::f32 ? n + V : n;
+    CHECK(plan_softmax(dense(kH200.sm_count, n_hybrid, t), kH200).family ==
+          SoftmaxFamily::block_hybrid);
     const SoftmaxPlan wide = plan_softmax(dense(kH200.sm_count - 1, n, t), kH200);
     // fp32: 2 register tiles of 32768; 16-bit: 4 shared-memory slices of 64 KB.
     const SoftmaxFamily f = t == DType::f32 ? SoftmaxFamily::cluster_tile : SoftmaxFamily::cluster_row;
@@ -430,6 +436,33 @@ TEST_CASE("dispatch: cluster tiles are the fewest that hold the row", "[dispatch
   CHECK(plan_softmax(dense(M, 1 << 18, DType::f32), kH200, 1).family == SoftmaxFamily::split_row);
   CHECK(plan_softmax(dense(M, 40000, DType::bf16), kH200, 1).family == SoftmaxFamily::block_hybrid);
   CHECK(plan_softmax(dense(few, 40000, DType::bf16), kH200, 1).family == SoftmaxFamily::split_row);
+}
+
+TEST_CASE("dispatch: fp32 rows that fill a cluster's register tiles exactly take it, not block_hybrid",
+          "[dispatch]") {
+  // N = 65536 fp32 = 4 tiles of 16384 (512 threads x 8 vectors), M = 2048 rows: 8192 blocks.
+  const SoftmaxPlan exact = plan_softmax(dense(2048, 65536, DType::f32), kH200);
+  INFO(summary(exact));
+  CHECK(exact.family == SoftmaxFamily::cluster_tile);
+  CHECK(exact.cluster == 4);
+  CHECK(exact.threads == 512);
+  CHECK(exact.slice == exact.capacity);
+  CHECK(exact.why.find("fills the cluster's tiles exactly") != std::string::npos);
+  // One vector more or less, a window's room, 16-bit storage, no clusters: block_hybrid.
+  for (const Problem& p :
+       {dense(2048, 65536 - 4, DType::f32), dense(2048, 65536 + 4, DType::f32),
+        dense(2670, 50257, DType::f32), Problem{2048, 65536, 65537, 65537, DType::f32},
+        dense(2048, 65536, DType::bf16)}) {
+    INFO(p.M << " x " << p.N << " ld " << p.ld_x << " " << to_string(p.dtype));
+    CHECK(plan_softmax(p, kH200).family == SoftmaxFamily::block_hybrid);
+  }
+  CHECK(plan_softmax(dense(2048, 65536, DType::f32), kH200, 1).family ==
+        SoftmaxFamily::block_hybrid);
+  // block_hybrid's 512-thread plan is still a candidate beside it.
+  const std::vector<SoftmaxPlan> c = candidate_plans(dense(2048, 65536, DType::f32), kH200);
+  CHECK(std::any_of(c.begin(), c.end(), [](const SoftmaxPlan& s) {
+    return s.family == SoftmaxFamily::block_hybrid && s.threads == 512;
+  }));
 }
 
 TEST_CASE("dispatch: cluster slices prefer 64 KB, never exceed shared memory", "[dispatch]") {
