@@ -514,7 +514,7 @@ double percentile(std::vector<double> v, double q) {
 
 // For the split_row shapes of the default sweep, N = 1000003 and the rows too long for the card
 // (M = 1, N = 2^26; M = 8, N = 2^24), fp32 and bf16 (SMR_TUNE_DTYPES chooses; SMR_TUNE_N
-// narrows the shapes as for the tuning case), the default plan and the other split_row forms on
+// narrows the shapes and SMR_TUNE_LD_PAD pads the rows as for the tuning case), the default plan and the other split_row forms on
 // one block per SM with the rows on chip (one slice per block, the pipelined exchange's two or
 // three, the ring of chunk slots), and for rows read twice the default's twin with its streamed
 // parts laid out the other way (interleaved or not, fp32): one launch, L2 flushed before it, with
@@ -540,6 +540,7 @@ TEST_CASE("production softmax: where split_row's loop trips spend their time",
   const double cycles_per_us = clock_khz / 1000.0;
   const std::vector<DType> dtypes = tune_dtypes();
   const auto [n_lo, n_hi] = tune_n_range();
+  const std::int64_t pad = tune_ld_pad();
   constexpr std::int64_t kTotal = std::int64_t{1} << 27;
   // (M, N): the default sweep's split_row shapes and N = 1000003 at M x N = 2^27, then the rows
   // too long for the card (read twice: one trip per block at M = 1).
@@ -563,7 +564,9 @@ TEST_CASE("production softmax: where split_row's loop trips spend their time",
     const std::vector<float>& x = in.x;
     for (const auto& [m, n] : shapes) {
       if (n < n_lo || n > n_hi) continue;
-      const Problem p = dense(m, n, t);
+      Problem p = dense(m, n, t);
+      p.ld_x = p.ld_y = n + pad;  // SMR_TUNE_LD_PAD, as for the tuning case
+      if (p.M * p.ld_x > kTotal) continue;
       const SoftmaxPlan def = plan_softmax(p, d);
       if (def.family != SoftmaxFamily::split_row) continue;
       // The default, then each other form on one block per SM with the rows on chip: one slice
