@@ -17,7 +17,8 @@
 //   block_hybrid N <= 32768 + the   one block per row, the first 16384 or 32768 elements in
 //                shared memory of   registers (a block_row tile of 512 or 1024 threads), the rest
 //                a block (~90K fp32, in shared memory (TMA bulk copy): no cluster; needs M >= SMs
-//                ~148K 16-bit)
+//                ~148K 16-bit)      (fp32 rows that fill C tiles of 16384 exactly, N = 65536, take
+//                                   cluster_tile instead: session 17)
 //   cluster_tile N <= 16 tiles      the row split over a cluster of C <= 16 blocks, each slice in
 //                (524288)           registers (a block_row tile), (max, sum) exchanged through
 //                                   distributed shared memory; needs M x C >= SMs
