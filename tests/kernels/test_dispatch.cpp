@@ -438,7 +438,7 @@ TEST_CASE("dispatch: cluster tiles are the fewest that hold the row", "[dispatch
   CHECK(plan_softmax(dense(few, 40000, DType::bf16), kH200, 1).family == SoftmaxFamily::split_row);
 }
 
-TEST_CASE("dispatch: fp32 rows that fill a cluster's register tiles exactly take it, not block_hybrid",
+TEST_CASE("dispatch: fp32 rows that fill a cluster's register tiles exactly take the cluster",
           "[dispatch]") {
   // N = 65536 fp32 = 4 tiles of 16384 (512 threads x 8 vectors), M = 2048 rows: 8192 blocks.
   const SoftmaxPlan exact = plan_softmax(dense(2048, 65536, DType::f32), kH200);
