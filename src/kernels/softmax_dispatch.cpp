@@ -720,14 +720,19 @@ SoftmaxPlan plan_softmax(const Problem& p, const DeviceLimits& d, int max_cluste
   }
   if (need <= block_row_max_n(p.dtype)) return first(SoftmaxFamily::block_row);
 
+  // cluster_tile on its 512-thread tiles (16384 fp32 elements each), up to 8 of them.
+  const auto narrow_cluster_tile = [&] {
+    return cluster_tile_plan(p, d, cluster_tile_tiles(p.dtype).back(),
+                             std::min(max_cluster, kClusterTileDefaultMax));
+  };
+
   // Longer rows: one block per row, registers and shared memory, while they hold the row; it
   // needs a full wave of rows (M >= SMs). Except fp32 rows that fill a cluster of 512-thread
   // register tiles exactly (N = 65536: 4 x 16384), which take the cluster: on the H200 1.009x,
   // 1.012x and 1.020x block_hybrid's 16384 + 192 KiB in three tuning runs (sessions 14 and 17).
   if (p.N <= block_hybrid_max_n(p.dtype, d) && p.M >= d.sm_count) {
     if (p.dtype == DType::f32 && max_cluster > 1) {
-      SoftmaxPlan t = cluster_tile_plan(p, d, cluster_tile_tiles(p.dtype).back(),
-                                        std::min(max_cluster, kClusterTileDefaultMax));
+      SoftmaxPlan t = narrow_cluster_tile();
       if (t.cluster > 1 && p.N == t.cluster * t.capacity && p.M * t.cluster >= d.sm_count) {
         t.why += " (the row fills the cluster's tiles exactly: faster than block_hybrid)";
         return t;
@@ -752,11 +757,9 @@ SoftmaxPlan plan_softmax(const Problem& p, const DeviceLimits& d, int max_cluste
   // to 8 of 512 threads; it needs at least a full wave of blocks (M x C >= SMs), else the rows
   // are split over the whole card.
   if (max_cluster > 1 && p.N <= cluster_tile_max_n(p.dtype)) {
-    const std::vector<TileShape> tiles = cluster_tile_tiles(p.dtype);
-    SoftmaxPlan t =
-        cluster_tile_plan(p, d, tiles.front(), std::min(max_cluster, kClusterTileWideMax));
-    if (t.cluster == 0)
-      t = cluster_tile_plan(p, d, tiles.back(), std::min(max_cluster, kClusterTileDefaultMax));
+    SoftmaxPlan t = cluster_tile_plan(p, d, cluster_tile_tiles(p.dtype).front(),
+                                      std::min(max_cluster, kClusterTileWideMax));
+    if (t.cluster == 0) t = narrow_cluster_tile();
     if (t.cluster > 1 && p.M * t.cluster >= d.sm_count) return t;
   }
 

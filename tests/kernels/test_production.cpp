@@ -380,6 +380,19 @@ std::int64_t tune_ld_pad() {
   return k;
 }
 
+// The hidden cases' view of an M x N shape at SMR_TUNE_LD_PAD's stride (ld = N + pad, x and y
+// alike) inside the 2^27-element input; nothing, with a line saying so, where it does not fit.
+std::optional<Problem> padded_view(std::int64_t M, std::int64_t N, DType t, std::int64_t pad) {
+  constexpr std::int64_t kInput = std::int64_t{1} << 27;
+  Problem p = dense(M, N, t);
+  p.ld_x = p.ld_y = N + pad;
+  if (p.M * p.ld_x <= kInput) return p;
+  std::printf("%-6s %9lld %9lld  skipped: ld = %lld does not fit the 2^27-element input\n",
+              std::string(to_string(t)).c_str(), static_cast<long long>(M),
+              static_cast<long long>(N), static_cast<long long>(p.ld_x));
+  return std::nullopt;
+}
+
 // The hidden cases' input on the device in one dtype: x rounded to its storage (the reference's
 // input), dx the stored copy, dy as large for the output.
 struct DeviceInput {
@@ -446,14 +459,9 @@ TEST_CASE("production softmax: time every candidate plan of the default sweep's 
                 "GB/s", "vs_def");
     for (const TuneShape& s : tune_shapes()) {
       if (s.N < n_lo || s.N > n_hi) continue;
-      Problem p = dense(s.M, s.N, t);
-      p.ld_x = p.ld_y = s.N + pad;
-      if (p.M * p.ld_x > kTotal) {
-        std::printf("%-6s %9lld %9lld  skipped: ld = %lld does not fit the 2^27-element input\n",
-                    std::string(to_string(t)).c_str(), static_cast<long long>(p.M),
-                    static_cast<long long>(p.N), static_cast<long long>(p.ld_x));
-        continue;
-      }
+      const std::optional<Problem> view = padded_view(s.M, s.N, t, pad);
+      if (!view) continue;
+      const Problem& p = *view;
       DeviceBuffer dws(split_workspace_bytes(p));
       double default_us = 0;
       const std::vector<SoftmaxPlan> plans = candidate_plans(p, d);
@@ -518,8 +526,9 @@ double percentile(std::vector<double> v, double q) {
 // and the other split_row forms on one block per SM with the rows on chip (one slice per block,
 // the pipelined exchange's two or three, the ring of chunk slots), and for rows read twice the
 // default's twin with its streamed parts laid out the other way (interleaved or not, fp32): one
-// launch, L2 flushed before it, with thread 0 of every block stamping the SM clock at four points of every loop trip
-// (trace_split_row; the stamp buffer zeroed first, and every stamp checked to be set). Printed
+// launch, L2 flushed before it, with thread 0 of every block stamping the SM clock at four points
+// of every loop trip (trace_split_row; the stamp buffer zeroed first, and every stamp checked to
+// be set). Printed
 // per plan, over all trips: the median and 90th percentile of each phase -- statistics (the
 // slice's copy waited for and its statistics taken; pipelined: the next slice's), exchange (the
 // row's partials waited for and merged), write (the slice written and the next one's copies
@@ -564,14 +573,9 @@ TEST_CASE("production softmax: where split_row's loop trips spend their time",
     const std::vector<float>& x = in.x;
     for (const auto& [m, n] : shapes) {
       if (n < n_lo || n > n_hi) continue;
-      Problem p = dense(m, n, t);
-      p.ld_x = p.ld_y = n + pad;  // SMR_TUNE_LD_PAD, as for the tuning case
-      if (p.M * p.ld_x > kTotal) {
-        std::printf("%-5s %8lld %8lld  skipped: ld = %lld does not fit the 2^27-element input\n",
-                    std::string(to_string(t)).c_str(), static_cast<long long>(p.M),
-                    static_cast<long long>(p.N), static_cast<long long>(p.ld_x));
-        continue;
-      }
+      const std::optional<Problem> view = padded_view(m, n, t, pad);
+      if (!view) continue;
+      const Problem& p = *view;
       const SoftmaxPlan def = plan_softmax(p, d);
       if (def.family != SoftmaxFamily::split_row) continue;
       // The default, then each other form on one block per SM with the rows on chip: one slice
