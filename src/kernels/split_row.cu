@@ -791,6 +791,12 @@ inline bool old_cut() {
   static const bool set = std::getenv("SMR_SPLIT_OLD_CUT") != nullptr;
   return set;
 }
+// EXPERIMENT (session 18, call 2; removed after it): SMR_SPLIT_FORCE_WINDOWED set runs the windowed
+// instantiations on aligned rows too (h = 0 for every row: the same slices, the windowed code).
+inline bool force_windowed() {
+  static const bool set = std::getenv("SMR_SPLIT_FORCE_WINDOWED") != nullptr;
+  return set;
+}
 
 // The dynamic shared memory limit of every instantiation (kTrace: the trace ones).
 template <class T, bool kTrace>
@@ -909,7 +915,7 @@ void launch_split(const SoftmaxPlan& plan, const Launch& l, std::uint64_t* trace
 
   with_storage(p.dtype, [&](auto type_tag) {
     using T = decltype(type_tag);
-    const bool windowed = !is_vector_aligned(l.x, p.ld_x, sizeof(T));
+    const bool windowed = !is_vector_aligned(l.x, p.ld_x, sizeof(T)) || force_windowed();
     prepare<T>();
     if (trace != nullptr) {
       prepare_trace<T>();
