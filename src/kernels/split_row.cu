@@ -53,7 +53,6 @@
 #include <cuda/atomic>
 
 #include <algorithm>
-#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -308,32 +307,17 @@ struct SplitItem {
 };
 // (kInterleaved: the item's slice is its resident part alone, at part x resident; the rest of its
 // elements are dealt out by interleaved_part.)
-// (kGrid: the row may start h = row_head elements past a 16-byte boundary, and its slices are cut
-// on that boundary's vector grid: slice s > 0 begins at s x slice - h, the first is h elements
-// shorter and the last up to h longer (those are streamed). Every slice but the row's first then
-// begins on a 16-byte boundary, only the row's two ends have partial vectors, and no vector of y
-// is written by two blocks. `slice` is whole vectors.)
-template <class T, bool kInterleaved = false, bool kGrid = false>
+template <class T, bool kInterleaved = false>
 __device__ __forceinline__ SplitItem<T> split_item(const T* x, std::int64_t N, std::int64_t ld_x,
                                                    int S, std::int64_t slice, std::int64_t resident,
                                                    std::int64_t item) {
-  static_assert(!(kInterleaved && kGrid), "interleaved rows are 16-byte aligned");
   SplitItem<T> it;
   it.row = item / S;
   it.part = static_cast<int>(item % S);
-  const T* row = x + it.row * ld_x;
-  if constexpr (kGrid) {
-    const std::int64_t h = row_head(row);
-    it.begin = std::max<std::int64_t>(0, std::min(N, it.part * slice - h));
-    const std::int64_t end = it.part + 1 == S ? N : std::min(N, (it.part + 1) * slice - h);
-    it.n = end - it.begin;
-    it.res = std::min(it.n, resident);
-  } else {
-    it.begin = it.part * (kInterleaved ? resident : slice);
-    it.n = std::max<std::int64_t>(0, std::min(kInterleaved ? resident : slice, N - it.begin));
-    it.res = std::min(it.n, resident);
-  }
-  it.src = row + it.begin;
+  it.begin = it.part * (kInterleaved ? resident : slice);
+  it.n = std::max<std::int64_t>(0, std::min(kInterleaved ? resident : slice, N - it.begin));
+  it.res = std::min(it.n, resident);
+  it.src = x + it.row * ld_x + it.begin;
   return it;
 }
 
@@ -420,8 +404,7 @@ __device__ __forceinline__ void trace_block(std::int64_t items, bool exit) {
 // offsets are 0 at compile time).
 // (kInterleaved: fp32 rows read twice with their streamed parts dealt out step by step, aligned
 // rows only: interleaved_part above.)
-template <class T, bool kWindowed, bool kTrace = false, bool kInterleaved = false,
-          bool kGrid = kWindowed>
+template <class T, bool kWindowed, bool kTrace = false, bool kInterleaved = false>
 __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
     split_row_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t M, std::int64_t N,
                      std::int64_t ld_x, std::int64_t ld_y, int S, std::int64_t slice,
@@ -444,7 +427,7 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
   const std::int64_t items = M * S;
   trace_block<kTrace>(items, false);
   const auto item_at = [&](std::int64_t item) {
-    return split_item<T, kInterleaved, kGrid>(x, N, ld_x, S, slice, resident, item);
+    return split_item<T, kInterleaved>(x, N, ld_x, S, slice, resident, item);
   };
   if (blockIdx.x < items) {
     const SplitItem<T> first = item_at(blockIdx.x);
@@ -664,8 +647,7 @@ __device__ __forceinline__ int next_part(int b) {
   }
 }
 
-template <class T, bool kWindowed, int kBuffers, bool kRepoll, bool kTrace = false,
-          bool kGrid = kWindowed>
+template <class T, bool kWindowed, int kBuffers, bool kRepoll, bool kTrace = false>
 __global__ void __launch_bounds__(kSliceThreads, 1)
     split_row_pipelined_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t M,
                                std::int64_t N, std::int64_t ld_x, std::int64_t ld_y, int S,
@@ -686,7 +668,7 @@ __global__ void __launch_bounds__(kSliceThreads, 1)
   const std::int64_t items = M * S;
   const std::int64_t per = chunk_vecs(slice / V);  // chunk c lies in the same bytes for every item
   const auto item_at = [&](std::int64_t item) {
-    return split_item<T, false, kGrid>(x, N, ld_x, S, slice, slice, item);
+    return split_item(x, N, ld_x, S, slice, slice, item);
   };
   const auto window_of = [&](const SplitItem<T>& it) {
     return slice_window<kWindowed>(it.src, it.n, true);
@@ -777,25 +759,13 @@ __global__ void __launch_bounds__(kSliceThreads, 1)
 }
 
 // The pipelined kernel for `buffers` slices per block (2 or 3), with the early re-poll or without.
-template <class T, bool kWindowed, bool kTrace = false, bool kGrid = kWindowed>
+template <class T, bool kWindowed, bool kTrace = false>
 auto pipelined_kernel(int buffers, bool repoll) {
   if (repoll)
-    return buffers == 3 ? split_row_pipelined_kernel<T, kWindowed, 3, true, kTrace, kGrid>
-                        : split_row_pipelined_kernel<T, kWindowed, 2, true, kTrace, kGrid>;
-  return buffers == 3 ? split_row_pipelined_kernel<T, kWindowed, 3, false, kTrace, kGrid>
-                      : split_row_pipelined_kernel<T, kWindowed, 2, false, kTrace, kGrid>;
-}
-// EXPERIMENT (session 18, call 1; removed after it): SMR_SPLIT_OLD_CUT set runs the windowed
-// kernels with the slices cut as before kGrid, for a same-run comparison.
-inline bool old_cut() {
-  static const bool set = std::getenv("SMR_SPLIT_OLD_CUT") != nullptr;
-  return set;
-}
-// EXPERIMENT (session 18, call 2; removed after it): SMR_SPLIT_FORCE_WINDOWED set runs the windowed
-// instantiations on aligned rows too (h = 0 for every row: the same slices, the windowed code).
-inline bool force_windowed() {
-  static const bool set = std::getenv("SMR_SPLIT_FORCE_WINDOWED") != nullptr;
-  return set;
+    return buffers == 3 ? split_row_pipelined_kernel<T, kWindowed, 3, true, kTrace>
+                        : split_row_pipelined_kernel<T, kWindowed, 2, true, kTrace>;
+  return buffers == 3 ? split_row_pipelined_kernel<T, kWindowed, 3, false, kTrace>
+                      : split_row_pipelined_kernel<T, kWindowed, 2, false, kTrace>;
 }
 
 // The dynamic shared memory limit of every instantiation (kTrace: the trace ones).
@@ -803,7 +773,6 @@ template <class T, bool kTrace>
 void allow_split_kernels() {
   allow_all_dynamic_shared_memory(split_row_kernel<T, false, kTrace>);
   allow_all_dynamic_shared_memory(split_row_kernel<T, true, kTrace>);
-  allow_all_dynamic_shared_memory(split_row_kernel<T, true, kTrace, false, false>);
   if constexpr (sizeof(T) == 4)
     allow_all_dynamic_shared_memory(split_row_kernel<T, false, kTrace, true>);  // interleaved
   allow_all_dynamic_shared_memory(split_row_ring_kernel<T, kTrace>);
@@ -811,7 +780,6 @@ void allow_split_kernels() {
     for (const bool repoll : {false, true}) {
       allow_all_dynamic_shared_memory(pipelined_kernel<T, false, kTrace>(buffers, repoll));
       allow_all_dynamic_shared_memory(pipelined_kernel<T, true, kTrace>(buffers, repoll));
-      allow_all_dynamic_shared_memory(pipelined_kernel<T, true, kTrace, false>(buffers, repoll));
     }
 }
 // Once per process and type; the trace instantiations on the first trace launch only.
@@ -915,7 +883,7 @@ void launch_split(const SoftmaxPlan& plan, const Launch& l, std::uint64_t* trace
 
   with_storage(p.dtype, [&](auto type_tag) {
     using T = decltype(type_tag);
-    const bool windowed = !is_vector_aligned(l.x, p.ld_x, sizeof(T)) || force_windowed();
+    const bool windowed = !is_vector_aligned(l.x, p.ld_x, sizeof(T));
     prepare<T>();
     if (trace != nullptr) {
       prepare_trace<T>();
@@ -964,8 +932,7 @@ void launch_split(const SoftmaxPlan& plan, const Launch& l, std::uint64_t* trace
       constexpr bool kTrace = decltype(traced)::value;
       if (pipelined) {
         const auto kernel =
-            windowed ? (old_cut() ? pipelined_kernel<T, true, kTrace, false>(plan.buffers, plan.repoll)
-                                  : pipelined_kernel<T, true, kTrace>(plan.buffers, plan.repoll))
+            windowed ? pipelined_kernel<T, true, kTrace>(plan.buffers, plan.repoll)
                      : pipelined_kernel<T, false, kTrace>(plan.buffers, plan.repoll);
         CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, xp, yp, p.M, p.N, p.ld_x, p.ld_y, plan.slices,
                                       plan.slice,
@@ -982,7 +949,6 @@ void launch_split(const SoftmaxPlan& plan, const Launch& l, std::uint64_t* trace
         }
         auto kernel =
             windowed ? split_row_kernel<T, true, kTrace> : split_row_kernel<T, false, kTrace>;
-        if (windowed && old_cut()) kernel = split_row_kernel<T, true, kTrace, false, false>;
         // Interleaved: rows on 16-byte boundaries whose windows line up (else the kernel above,
         // the same plan's slices each with its own streamed part: correct, at the speed before).
         if constexpr (sizeof(T) == 4) {
