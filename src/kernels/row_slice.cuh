@@ -34,7 +34,6 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
-#include <type_traits>
 
 #include "kernels/cuda_check.hpp"
 #include "kernels/row_stats.cuh"
@@ -198,19 +197,18 @@ __device__ __forceinline__ void issue_slice_copy(T* s, const T* window, const Sl
 inline constexpr int kStatsGroup = 2;
 
 // (max, sum) of this thread's vectors [begin, end) of a shared-memory slice (stride: the block),
-// kStatsGroup of them per step (a vector past `end` counts as -inf: exp gives 0). I: the index
-// type (int: 32-bit loop arithmetic; a slice is at most 232448 bytes).
-template <class T, class I = std::int64_t>
-__device__ __forceinline__ RowStats smem_vec_stats(const T* s, std::type_identity_t<I> begin,
-                                                   std::type_identity_t<I> end, RowStats st) {
+// kStatsGroup of them per step (a vector past `end` counts as -inf: exp gives 0).
+template <class T>
+__device__ __forceinline__ RowStats smem_vec_stats(const T* s, std::int64_t begin, std::int64_t end,
+                                                   RowStats st) {
   constexpr int V = Vec<T>::kElems;
   const Vec<T>* sv = reinterpret_cast<const Vec<T>*>(s);
-  const I stride = static_cast<I>(blockDim.x);
-  for (I i = begin + static_cast<I>(threadIdx.x); i < end; i += kStatsGroup * stride) {
+  const std::int64_t stride = blockDim.x;
+  for (std::int64_t i = begin + threadIdx.x; i < end; i += kStatsGroup * stride) {
     float f[kStatsGroup * V];
 #pragma unroll
     for (int g = 0; g < kStatsGroup; ++g) {
-      const I q = i + g * stride;
+      const std::int64_t q = i + g * stride;
       if (q < end) {
         const Vec<T> v = sv[q];
 #pragma unroll
@@ -227,8 +225,8 @@ __device__ __forceinline__ RowStats smem_vec_stats(const T* s, std::type_identit
 
 // This thread's (max, sum) over the whole slice w of s: waits for each chunk in turn (chunks of
 // `per` vectors), then (after a block barrier) takes what the threads copied. Every thread of the
-// block must call it. (kIndex32: the chunks' loops in 32-bit arithmetic.)
-template <bool kIndex32 = false, class T>
+// block must call it.
+template <class T>
 __device__ __forceinline__ RowStats slice_stats(const T* s, const SliceWindow& w, std::int64_t per,
                                                 SliceBarriers& sb) {
   RowStats st = empty_stats();
@@ -236,10 +234,7 @@ __device__ __forceinline__ RowStats slice_stats(const T* s, const SliceWindow& w
   for (int c = 0; c < kSliceChunks; ++c) {
     sb.bars[c].wait_parity(sb.parity);
     const VecRange r = chunk_range(c, w, per);
-    if constexpr (kIndex32)
-      st = smem_vec_stats<T, int>(s, static_cast<int>(r.begin), static_cast<int>(r.end), st);
-    else
-      st = smem_vec_stats(s, r.begin, r.end, st);
+    st = smem_vec_stats(s, r.begin, r.end, st);
   }
   sb.parity = !sb.parity;
   __syncthreads();  // the element-wise copies of every thread are in shared memory

@@ -53,7 +53,6 @@
 #include <cuda/atomic>
 
 #include <algorithm>
-#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -405,8 +404,7 @@ __device__ __forceinline__ void trace_block(std::int64_t items, bool exit) {
 // offsets are 0 at compile time).
 // (kInterleaved: fp32 rows read twice with their streamed parts dealt out step by step, aligned
 // rows only: interleaved_part above.)
-template <class T, bool kWindowed, bool kTrace = false, bool kInterleaved = false,
-          bool kStats32 = kWindowed>
+template <class T, bool kWindowed, bool kTrace = false, bool kInterleaved = false>
 __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
     split_row_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t M, std::int64_t N,
                      std::int64_t ld_x, std::int64_t ld_y, int S, std::int64_t slice,
@@ -449,7 +447,7 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
     //    were issued while the previous item was written, step 4 below, or above), the rest
     //    streamed.
     copy_slice_rest(s, window, w);
-    RowStats st = slice_stats<kStats32>(s, w, chunk_vecs(resident / V), sb);
+    RowStats st = slice_stats(s, w, chunk_vecs(resident / V), sb);
     if constexpr (kInterleaved)
       st = interleaved_stats(x + it.row * ld_x, interleaved_part<T>(N, S, it.part, resident), S,
                              it.part, st);
@@ -649,8 +647,7 @@ __device__ __forceinline__ int next_part(int b) {
   }
 }
 
-template <class T, bool kWindowed, int kBuffers, bool kRepoll, bool kTrace = false,
-          bool kStats32 = kWindowed>
+template <class T, bool kWindowed, int kBuffers, bool kRepoll, bool kTrace = false>
 __global__ void __launch_bounds__(kSliceThreads, 1)
     split_row_pipelined_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t M,
                                std::int64_t N, std::int64_t ld_x, std::int64_t ld_y, int S,
@@ -688,7 +685,7 @@ __global__ void __launch_bounds__(kSliceThreads, 1)
   const auto thread_stats = [&](std::int64_t item, int b) {
     const SplitItem<T> it = item_at(item);
     SliceBarriers sb{bars[b], ((phases >> b) & 1u) != 0};
-    const RowStats st = slice_stats<kStats32>(buf(b), window_of(it), per, sb);
+    const RowStats st = slice_stats(buf(b), window_of(it), per, sb);
     phases ^= 1u << b;
     return st;
   };
@@ -762,19 +759,13 @@ __global__ void __launch_bounds__(kSliceThreads, 1)
 }
 
 // The pipelined kernel for `buffers` slices per block (2 or 3), with the early re-poll or without.
-template <class T, bool kWindowed, bool kTrace = false, bool kStats32 = kWindowed>
+template <class T, bool kWindowed, bool kTrace = false>
 auto pipelined_kernel(int buffers, bool repoll) {
   if (repoll)
-    return buffers == 3 ? split_row_pipelined_kernel<T, kWindowed, 3, true, kTrace, kStats32>
-                        : split_row_pipelined_kernel<T, kWindowed, 2, true, kTrace, kStats32>;
-  return buffers == 3 ? split_row_pipelined_kernel<T, kWindowed, 3, false, kTrace, kStats32>
-                      : split_row_pipelined_kernel<T, kWindowed, 2, false, kTrace, kStats32>;
-}
-// EXPERIMENT (session 18, call 5; removed after it): SMR_SPLIT_STATS64 set runs the windowed
-// kernels with their statistics loops in 64-bit arithmetic, as before kStats32.
-inline bool stats64() {
-  static const bool set = std::getenv("SMR_SPLIT_STATS64") != nullptr;
-  return set;
+    return buffers == 3 ? split_row_pipelined_kernel<T, kWindowed, 3, true, kTrace>
+                        : split_row_pipelined_kernel<T, kWindowed, 2, true, kTrace>;
+  return buffers == 3 ? split_row_pipelined_kernel<T, kWindowed, 3, false, kTrace>
+                      : split_row_pipelined_kernel<T, kWindowed, 2, false, kTrace>;
 }
 
 // The dynamic shared memory limit of every instantiation (kTrace: the trace ones).
@@ -782,7 +773,6 @@ template <class T, bool kTrace>
 void allow_split_kernels() {
   allow_all_dynamic_shared_memory(split_row_kernel<T, false, kTrace>);
   allow_all_dynamic_shared_memory(split_row_kernel<T, true, kTrace>);
-  allow_all_dynamic_shared_memory(split_row_kernel<T, true, kTrace, false, false>);
   if constexpr (sizeof(T) == 4)
     allow_all_dynamic_shared_memory(split_row_kernel<T, false, kTrace, true>);  // interleaved
   allow_all_dynamic_shared_memory(split_row_ring_kernel<T, kTrace>);
@@ -790,7 +780,6 @@ void allow_split_kernels() {
     for (const bool repoll : {false, true}) {
       allow_all_dynamic_shared_memory(pipelined_kernel<T, false, kTrace>(buffers, repoll));
       allow_all_dynamic_shared_memory(pipelined_kernel<T, true, kTrace>(buffers, repoll));
-      allow_all_dynamic_shared_memory(pipelined_kernel<T, true, kTrace, false>(buffers, repoll));
     }
 }
 // Once per process and type; the trace instantiations on the first trace launch only.
@@ -943,8 +932,7 @@ void launch_split(const SoftmaxPlan& plan, const Launch& l, std::uint64_t* trace
       constexpr bool kTrace = decltype(traced)::value;
       if (pipelined) {
         const auto kernel =
-            windowed ? (stats64() ? pipelined_kernel<T, true, kTrace, false>(plan.buffers, plan.repoll)
-                                  : pipelined_kernel<T, true, kTrace>(plan.buffers, plan.repoll))
+            windowed ? pipelined_kernel<T, true, kTrace>(plan.buffers, plan.repoll)
                      : pipelined_kernel<T, false, kTrace>(plan.buffers, plan.repoll);
         CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, xp, yp, p.M, p.N, p.ld_x, p.ld_y, plan.slices,
                                       plan.slice,
@@ -961,7 +949,6 @@ void launch_split(const SoftmaxPlan& plan, const Launch& l, std::uint64_t* trace
         }
         auto kernel =
             windowed ? split_row_kernel<T, true, kTrace> : split_row_kernel<T, false, kTrace>;
-        if (windowed && stats64()) kernel = split_row_kernel<T, true, kTrace, false, false>;
         // Interleaved: rows on 16-byte boundaries whose windows line up (else the kernel above,
         // the same plan's slices each with its own streamed part: correct, at the speed before).
         if constexpr (sizeof(T) == 4) {
