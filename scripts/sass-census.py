@@ -7,11 +7,12 @@
 
 Counts, per function: instructions; 16-byte global loads and stores (LDG.E.128, STG.E.128...) and
 shared loads (LDS.128, with how many of them are predicated: @P / @!P); the copy engine's bulk
-copies (UBLKCP: cp.async.bulk); local memory (LDL, STL: spills); MUFU.EX2; BSSY (the compiler's reconvergence points around divergent branches) and S2UR
-(special registers read into uniform registers -- in split_row's windowed kernels, the CTA's
-shared window read again for every shared address: docs/performance.md, session 18). --match
-keeps the functions whose mangled name contains REGEX (Python syntax). Prints a Markdown table;
-exits 1 when no function is found or matched, 2 on a bad argument.
+copies (UBLKCP: cp.async.bulk); local memory (LDL, STL: spills); MUFU.EX2; BSSY (the compiler's
+reconvergence points around divergent branches) and S2UR (special registers read into uniform
+registers -- in split_row's windowed kernels, the CTA's shared window read again for every shared
+address: docs/performance.md, session 18). --match keeps the functions whose mangled name contains
+REGEX (Python syntax). Prints a Markdown table; exits 1 when no function is found or matched, 2 on
+a bad argument.
 """
 import argparse
 import gzip
@@ -19,7 +20,8 @@ import re
 import sys
 
 # One SASS instruction line: /*offset*/, an optional predicate, the opcode with its modifiers.
-INSTRUCTION = re.compile(r"^\s*/\*[0-9a-f]{4,}\*/\s+(?P<pred>@!?U?P[0-9T]+\s+)?(?P<op>[A-Z][A-Z0-9_.]*)")
+INSTRUCTION = re.compile(
+    r"^\s*/\*[0-9a-f]{4,}\*/\s+(?P<pred>@!?U?P[0-9T]+\s+)?(?P<op>[A-Z][A-Z0-9_.]*)")
 FUNCTION = re.compile(r"^\s*Function\s*:\s*(?P<name>\S+)")
 
 COLUMNS = ("instructions", "LDG.128", "STG.128", "LDS.128", "LDS.128 predicated", "UBLKCP", "LDL",

@@ -62,7 +62,8 @@ class Census(unittest.TestCase):
         windowed = logs / "s18-call4-sass-split_row_pipelined_kernelIfLb1ELi2ELb1ELb0ELb1E.txt.gz"
         (_, ca), = sass_census.census_of(sass_census.read_lines(str(aligned)))
         (_, cw), = sass_census.census_of(sass_census.read_lines(str(windowed)))
-        pick = ("instructions", "STG.128", "LDS.128", "LDS.128 predicated", "UBLKCP", "BSSY", "S2UR")
+        pick = ("instructions", "STG.128", "LDS.128", "LDS.128 predicated", "UBLKCP", "BSSY",
+                "S2UR")
         self.assertEqual([ca[k] for k in pick], [3568, 4, 20, 16, 12, 105, 12])
         self.assertEqual([cw[k] for k in pick], [4144, 4, 20, 8, 12, 129, 20])
 
