@@ -322,15 +322,18 @@ TEST_CASE("production softmax: repeated launches give bit-identical outputs", "[
 
 namespace {
 
+// Every hidden case's input: 2^27 elements, the default sweep's M x N.
+constexpr std::int64_t kTuneElements = std::int64_t{1} << 27;
+
 struct TuneShape {
   std::int64_t M, N;
 };
 
 std::vector<TuneShape> tune_shapes() {
   std::vector<TuneShape> s;
-  constexpr std::int64_t kTotal = std::int64_t{1} << 27;
-  for (int k = 5; k <= 22; ++k) s.push_back({kTotal >> k, std::int64_t{1} << k});
-  for (const std::int64_t n : {1000, 3000, 50257, 100000, 1000003}) s.push_back({kTotal / n, n});
+  for (int k = 5; k <= 22; ++k) s.push_back({kTuneElements >> k, std::int64_t{1} << k});
+  for (const std::int64_t n : {1000, 3000, 50257, 100000, 1000003})
+    s.push_back({kTuneElements / n, n});
   s.push_back({1, std::int64_t{1} << 26});
   s.push_back({8, std::int64_t{1} << 24});
   return s;
@@ -383,10 +386,9 @@ std::int64_t tune_ld_pad() {
 // The hidden cases' view of an M x N shape at SMR_TUNE_LD_PAD's stride (ld = N + pad, x and y
 // alike) inside the 2^27-element input; nothing, with a line saying so, where it does not fit.
 std::optional<Problem> padded_view(std::int64_t M, std::int64_t N, DType t, std::int64_t pad) {
-  constexpr std::int64_t kInput = std::int64_t{1} << 27;
   Problem p = dense(M, N, t);
   p.ld_x = p.ld_y = N + pad;
-  if (p.M * p.ld_x <= kInput) return p;
+  if (p.M * p.ld_x <= kTuneElements) return p;
   std::printf("%-6s %9lld %9lld  skipped: ld = %lld does not fit the 2^27-element input\n",
               std::string(to_string(t)).c_str(), static_cast<long long>(M),
               static_cast<long long>(N), static_cast<long long>(p.ld_x));
@@ -441,7 +443,6 @@ VerifyResult verify_sampled_rows(const Problem& p, const std::vector<float>& x,
 TEST_CASE("production softmax: time every candidate plan of the default sweep's shapes",
           "[.tune][gpu][softmax]") {
   const DeviceLimits d = device_limits();
-  constexpr std::int64_t kTotal = std::int64_t{1} << 27;
   constexpr int kWarmup = 3, kSamples = 15;
   const std::vector<DType> dtypes = tune_dtypes();
   const auto [n_lo, n_hi] = tune_n_range();
@@ -451,7 +452,8 @@ TEST_CASE("production softmax: time every candidate plan of the default sweep's 
   CudaStream stream;
 
   // One random input of 2^27 elements, shared by every shape (each a dense view of it).
-  std::vector<float> x = make_input(dense(kTotal >> 10, 1 << 10), test::base_seed(), InputKind::normal);
+  std::vector<float> x =
+      make_input(dense(kTuneElements >> 10, 1 << 10), test::base_seed(), InputKind::normal);
   for (const DType t : dtypes) {
     const DeviceInput in = upload(x, t);
     const std::vector<float>& xt = in.x;
@@ -528,17 +530,16 @@ double percentile(std::vector<double> v, double q) {
 // default's twin with its streamed parts laid out the other way (interleaved or not, fp32): one
 // launch, L2 flushed before it, with thread 0 of every block stamping the SM clock at four points
 // of every loop trip (trace_split_row; the stamp buffer zeroed first, and every stamp checked to
-// be set). Printed
-// per plan, over all trips: the median and 90th percentile of each phase -- statistics (the
-// slice's copy waited for and its statistics taken; pipelined: the next slice's), exchange (the
-// row's partials waited for and merged), write (the slice written and the next one's copies
-// issued) -- in microseconds at the device's clock rate, and each phase's share of the summed
-// trips; beside them the launch's time and the clock its busiest block's stamps imply (span /
-// time). A second line lays the blocks on the global timer: the span from the first block's entry
-// to the last one's exit against the launch's time, and per block the time before its first trip,
-// in its trips and after its last, with the mean of each phase. A third compares how far apart a
-// row's blocks end each trip with how far apart a whole wave's do (the row's coupling). The traced
-// launch's output is verified on sampled rows.
+// be set). Printed per plan, over all trips: the median and 90th percentile of each phase --
+// statistics (the slice's copy waited for and its statistics taken; pipelined: the next slice's),
+// exchange (the row's partials waited for and merged), write (the slice written and the next
+// one's copies issued) -- in microseconds at the device's clock rate, and each phase's share of
+// the summed trips; beside them the launch's time and the clock its busiest block's stamps imply
+// (span / time). A second line lays the blocks on the global timer: the span from the first
+// block's entry to the last one's exit against the launch's time, and per block the time before
+// its first trip, in its trips and after its last, with the mean of each phase. A third compares
+// how far apart a row's blocks end each trip with how far apart a whole wave's do (the row's
+// coupling). The traced launch's output is verified on sampled rows.
 TEST_CASE("production softmax: where split_row's loop trips spend their time",
           "[.trace][gpu][softmax]") {
   const DeviceLimits d = device_limits();
@@ -550,12 +551,11 @@ TEST_CASE("production softmax: where split_row's loop trips spend their time",
   const std::vector<DType> dtypes = tune_dtypes();
   const auto [n_lo, n_hi] = tune_n_range();
   const std::int64_t pad = tune_ld_pad();
-  constexpr std::int64_t kTotal = std::int64_t{1} << 27;
   // (M, N): the default sweep's split_row shapes and N = 1000003 at M x N = 2^27, then the rows
   // too long for the card (read twice: one trip per block at M = 1).
   std::vector<std::pair<std::int64_t, std::int64_t>> shapes;
-  for (int k = 18; k <= 22; ++k) shapes.emplace_back(kTotal >> k, std::int64_t{1} << k);
-  shapes.emplace_back(kTotal / 1000003, 1000003);
+  for (int k = 18; k <= 22; ++k) shapes.emplace_back(kTuneElements >> k, std::int64_t{1} << k);
+  shapes.emplace_back(kTuneElements / 1000003, 1000003);
   shapes.emplace_back(1, std::int64_t{1} << 26);
   shapes.emplace_back(8, std::int64_t{1} << 24);
   L2Flusher flusher(static_cast<std::int64_t>(d.l2_bytes));
@@ -567,7 +567,7 @@ TEST_CASE("production softmax: where split_row's loop trips spend their time",
               "trips", "statistics", "exchange", "write", "launch_us", "span_MHz");
   // One random input of 2^27 elements per dtype, shared by every shape (each a dense view of it).
   const std::vector<float> x0 =
-      make_input(dense(kTotal >> 10, 1 << 10), test::base_seed(), InputKind::normal);
+      make_input(dense(kTuneElements >> 10, 1 << 10), test::base_seed(), InputKind::normal);
   for (const DType t : dtypes) {
     const DeviceInput in = upload(x0, t);
     const std::vector<float>& x = in.x;
