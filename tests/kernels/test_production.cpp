@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -66,17 +67,14 @@ DeviceLimits device_limits() {
   return d;
 }
 
-// One case: input, run, every check. `plan` empty: the registry entry (the production path).
-void check_case(const Problem& p, InputKind kind, std::uint64_t seed,
-                const std::optional<SoftmaxPlan>& plan = std::nullopt, std::int64_t x_off = 0,
-                std::int64_t y_off = 0) {
+// One case on the input x (make_input's layout, already rounded to p.dtype's storage): run,
+// every check. `plan` empty: the registry entry (the production path).
+void check_input(const Problem& p, const std::vector<float>& x, std::uint64_t seed,
+                 const std::optional<SoftmaxPlan>& plan, std::int64_t x_off, std::int64_t y_off) {
   const KernelInfo* k = find_kernel("softmax");
   REQUIRE(k != nullptr);
   const SoftmaxPlan shown = plan ? *plan : plan_softmax(p, device_limits());
-  INFO(describe(p, x_off, y_off, kind) << ", seed " << seed);
   INFO("plan: " << summary(shown) << " -- " << shown.why);
-  std::vector<float> x = make_input(p, seed, kind);
-  round_to_storage(x, p.dtype);
   KernelRun r;
   if (plan) {
     r = run_launch(
@@ -94,6 +92,16 @@ void check_case(const Problem& p, InputKind kind, std::uint64_t seed,
   const VerifyResult v = verify_storage_output(p, x, r.y, rows);
   INFO("max error " << v.max_rel_err << " (tolerance " << v.tolerance << "), " << v.detail);
   CHECK(v.passed);
+}
+
+// One case: seeded input of `kind`, run, every check.
+void check_case(const Problem& p, InputKind kind, std::uint64_t seed,
+                const std::optional<SoftmaxPlan>& plan = std::nullopt, std::int64_t x_off = 0,
+                std::int64_t y_off = 0) {
+  INFO(describe(p, x_off, y_off, kind) << ", seed " << seed);
+  std::vector<float> x = make_input(p, seed, kind);
+  round_to_storage(x, p.dtype);
+  check_input(p, x, seed, plan, x_off, y_off);
 }
 
 std::uint64_t next_seed() {
@@ -219,6 +227,92 @@ TEST_CASE("production softmax: every candidate plan of a shape is correct", "[gp
         check_case(p, InputKind::mixed, next_seed(), plan);
       }
     }
+  }
+}
+
+// Rows whose weight sits at the edges of the parts of the row a plan keeps in shared memory:
+// the elements on either side of each boundary b (b - 1 and b: multiples of plan.slice and of
+// plan.resident, where slices and their resident parts begin; block_hybrid's plan.capacity, where
+// its register tile ends; the row's first and last elements) are -5 + N(0, 1) / 4, every other
+// element -14 + N(0, 1). A boundary element is then ~e^9 times any other: at N = 10^6 the other
+// elements sum to ~200 of them, so a boundary element missing from the sum moves every output of
+// the row by more than 1/(200 + boundaries), ~100 tolerances; a head edge's padding counted as
+// anything but -inf (0, or what shared memory held) wins the row's max and moves them all.
+std::vector<float> slice_edge_input(const Problem& p, const SoftmaxPlan& plan, std::uint64_t seed) {
+  std::vector<float> x = make_input(p, seed, InputKind::normal);
+  std::vector<std::int64_t> edges{0, p.N};
+  for (const std::int64_t step : {plan.slice, plan.resident})
+    for (std::int64_t b = step; step > 0 && b < p.N; b += step) edges.push_back(b);
+  if (plan.family == SoftmaxFamily::block_hybrid) edges.push_back(plan.capacity);
+  for (std::int64_t i = 0; i < p.M; ++i) {
+    float* row = x.data() + i * p.ld_x;
+    for (std::int64_t j = 0; j < p.N; ++j) row[j] -= 14.0f;
+    for (const std::int64_t b : edges)
+      for (const std::int64_t j : {b - 1, b})
+        if (j >= 0 && j < p.N) row[j] = -5.0f + (row[j] + 14.0f) / 4.0f;
+  }
+  round_to_storage(x, p.dtype);
+  return x;
+}
+
+TEST_CASE("production softmax: the edges of slices off 16-byte boundaries carry the row",
+          "[gpu][softmax][edges]") {
+  // split_row, cluster_row and block_hybrid keep parts of a row in shared memory as 16-byte
+  // windows (row_slice.cuh): a part starting off a boundary has a head edge (window vector 0,
+  // padded with -inf) and a tail edge, copied by the threads, not the copy engine. Each candidate
+  // plan of these families on rows where those edges hold the row's weight (slice_edge_input):
+  // ld = N odd (each row's offset from a boundary its own), and x and y one element off every
+  // boundary; fp32 and bf16; a row read twice (the resident parts' edges).
+  const DeviceLimits d = device_limits();
+  {
+    // The input can fail a kernel: row 0 of an fp32 1000003 split_row plan's input with one
+    // boundary element dropped (-inf), or with a 0 beside it (a pad counted as 0), has reference
+    // outputs more than 10 tolerances from its own.
+    const Problem p = dense(1, 1000003);
+    const auto plans = candidate_plans(p, d);
+    const auto split = std::find_if(plans.begin(), plans.end(), [](const SoftmaxPlan& s) {
+      return s.family == SoftmaxFamily::split_row && s.slices > 1;
+    });
+    REQUIRE(split != plans.end());
+    std::vector<float> x = slice_edge_input(p, *split, next_seed());
+    x.push_back(-std::numeric_limits<float>::infinity());
+    const auto n = static_cast<std::size_t>(p.N);
+    std::vector<double> ref(n + 1), other(n + 1);
+    reference_row(x.data(), p.N, ref.data());
+    const auto moved = [&](std::vector<float> y, std::int64_t len) {
+      reference_row(y.data(), len, other.data());
+      return std::abs(other[1] - ref[1]) / ref[1];
+    };
+    std::vector<float> dropped = x;
+    dropped[static_cast<std::size_t>(split->slice)] = -std::numeric_limits<float>::infinity();
+    CHECK(moved(dropped, p.N) > 10 * kDefaultTolerance);
+    std::vector<float> padded = x;
+    padded[n] = 0.0f;
+    CHECK(moved(padded, p.N + 1) > 10 * kDefaultTolerance);
+  }
+  for (const DType t : {DType::f32, DType::bf16}) {
+    struct Shape {
+      Problem p;
+      std::int64_t off;
+    };
+    const Shape shapes[] = {{dense(9, 50257, t), 0},    {dense(40, 250001, t), 0},
+                            {dense(3, 1000003, t), 0},  {dense(40, 250000, t), 1},
+                            {dense(3, 1 << 20, t), 1},
+                            {dense(2, first_two_read_n(t, d) + 4099, t), 0}};
+    int plans = 0;
+    for (const Shape& s : shapes) {
+      for (const SoftmaxPlan& plan : candidate_plans(s.p, d)) {
+        if (plan.family != SoftmaxFamily::split_row && plan.family != SoftmaxFamily::cluster_row &&
+            plan.family != SoftmaxFamily::block_hybrid)
+          continue;
+        if (!prod::cluster_placeable(plan, t)) continue;
+        ++plans;
+        const std::uint64_t seed = next_seed();
+        INFO(describe(s.p, s.off, s.off, InputKind::normal) << " (slice edges), seed " << seed);
+        check_input(s.p, slice_edge_input(s.p, plan, seed), seed, plan, s.off, s.off);
+      }
+    }
+    CHECK(plans >= 12);
   }
 }
 
