@@ -12,11 +12,10 @@
 // dispatch's choice for clusters of 8.) Both take 16-byte aligned vectors only, so shared memory
 // holds the slice's window (storage.cuh): src[0, n) at s[lo, lo + n), lo = row_head(src)
 // elements, the window's whole vectors by TMA (or cp.async) and its partial first and last
-// vectors (the "edges", fewer than V elements each) by the threads: the first one (the head) by
-// thread 0 as one 16-byte vector, padded with -inf (s[0, lo) = -inf), the last element by
-// element. A row that is not 16-byte aligned (ld = 50257) costs 15 bytes of shared memory, not
-// the copy engine. Without the room for that (SliceWindow::tma false) the threads copy
-// everything element by element.
+// vectors (the "edges", fewer than V elements each) by the threads, element by element; a row
+// that is not 16-byte aligned (ld = 50257) costs 15 bytes of shared memory, not the copy engine.
+// Without the room for that (SliceWindow::tma false) the threads copy everything element by
+// element.
 //
 // Working. The statistics read the slice from shared memory 16 bytes at a time (LDS.128), one
 // (max, sum) merge per kStatsGroup vectors; the output pass reads it again, computes
@@ -70,9 +69,7 @@ __device__ __forceinline__ void init_slice_barriers(BlockBarrier* bars) {
 // at src - lo (a 16-byte boundary when tma; src itself, lo = 0, when not). Window vectors
 // [vlo, vhi) lie wholly inside the slice: the copy engine brings them when tma, the threads
 // otherwise; the elements of the slice outside them (the edges: [lo, vlo V) and [vhi V, hi),
-// fewer than V each) go one at a time, except in the statistics: there a head edge (lo > 0,
-// vlo = 1) is window vector 0, padded with -inf (copy_slice_head), so that they read window
-// vectors [0, vhi) whatever lo is, as an aligned slice's do.
+// fewer than V each) go one at a time.
 struct SliceWindow {
   std::int64_t lo, hi, vlo, vhi;
   bool tma;
@@ -95,28 +92,14 @@ __device__ __forceinline__ std::int64_t tma_end(const SliceWindow& w) {
   return w.tma ? w.vhi : w.vlo;
 }
 
-// The slice's head edge is window positions [lo, head_end(w)), its tail edge
-// [tail_begin(w), hi).
-template <class T>
-__device__ __forceinline__ std::int64_t head_end(const SliceWindow& w) {
-  constexpr int V = Vec<T>::kElems;
-  return w.vlo * V < w.hi ? w.vlo * V : w.hi;
-}
-template <class T>
-__device__ __forceinline__ std::int64_t tail_begin(const SliceWindow& w) {
-  constexpr int V = Vec<T>::kElems;
-  return w.vhi * V > head_end<T>(w) ? w.vhi * V : head_end<T>(w);
-}
-// Calls f(j) for this thread's share of the slice's tail edge elements j (window positions).
-template <class T, class F>
-__device__ __forceinline__ void for_each_tail(const SliceWindow& w, F&& f) {
-  for (std::int64_t j = tail_begin<T>(w) + threadIdx.x; j < w.hi; j += blockDim.x) f(j);
-}
-// Calls f(j) for this thread's share of both edges' elements j.
+// Calls f(j) for this thread's share of the slice's edge elements j (window positions).
 template <class T, class F>
 __device__ __forceinline__ void for_each_edge(const SliceWindow& w, F&& f) {
-  for (std::int64_t j = w.lo + threadIdx.x; j < head_end<T>(w); j += blockDim.x) f(j);
-  for_each_tail<T>(w, f);
+  constexpr int V = Vec<T>::kElems;
+  const std::int64_t head_end = w.vlo * V < w.hi ? w.vlo * V : w.hi;
+  const std::int64_t tail_begin = w.vhi * V > head_end ? w.vhi * V : head_end;
+  for (std::int64_t j = w.lo + threadIdx.x; j < head_end; j += blockDim.x) f(j);
+  for (std::int64_t j = tail_begin + threadIdx.x; j < w.hi; j += blockDim.x) f(j);
 }
 
 // Vectors [begin, end) of chunk c, of the window vectors [lo, hi): chunk c is the window's vectors
@@ -188,35 +171,14 @@ __device__ __forceinline__ void issue_chunk_copy(T* s, const T* window, VecRange
   issue_chunk_copy(s, window, r, sb.bars[c], sb.thread_copy);
 }
 
-// The head edge (lo > 0) as window vector 0 of s, written by thread 0 alone in one 16-byte store:
-// the slice's elements [lo, min(hi, V)) in their places, -inf around them (it loses every max and
-// adds exp(-inf) = 0 to the sum). slice_stats reads vector 0 in thread 0 too (the first vector of
-// its first chunk), so it is in order there without a barrier, and the statistics loop needs no
-// lower bound of its own: window vectors [0, vhi), the aligned slice's loop. (Before this, the
-// head's elements went one a thread and the statistics loop started at vlo: on the H200 the
-// windowed instantiations ran 1.04-1.09x slower than the aligned ones on the same rows, its
-// loads branched instead of predicated: docs/performance.md, "Session 18".)
-template <class T>
-__device__ __forceinline__ void copy_slice_head(T* s, const T* window, const SliceWindow& w) {
-  constexpr int V = Vec<T>::kElems;
-  if (w.lo == 0 || threadIdx.x != 0) return;
-  Vec<T> v;
-#pragma unroll
-  for (int e = 0; e < V; ++e)
-    v.e[e] = e >= w.lo && e < w.hi ? __ldg(window + e) : storage_neg_inf<T>();
-  reinterpret_cast<Vec<T>*>(s)[0] = v;
-}
-
-// What the copy engine does not take, copied by the threads: the head (copy_slice_head), the tail
-// edge, and without tma the window's vectors too; the tail and the vectors visible to the block
-// after the next __syncthreads (slice_stats has one).
+// What the copy engine does not take, copied by the threads: the edges, and without tma the
+// window's vectors too; visible to the block after the next __syncthreads (slice_stats has one).
 template <class T>
 __device__ __forceinline__ void copy_slice_rest(T* s, const T* window, const SliceWindow& w) {
   constexpr int V = Vec<T>::kElems;
   for (std::int64_t j = tma_end(w) * V + threadIdx.x; j < w.vhi * V; j += blockDim.x)
     s[j] = __ldg(window + j);
-  for_each_tail<T>(w, [&](std::int64_t j) { s[j] = __ldg(window + j); });
-  copy_slice_head(s, window, w);
+  for_each_edge<T>(w, [&](std::int64_t j) { s[j] = __ldg(window + j); });
 }
 
 // Starts copying the slice w of `window` into s: the copy engine's chunks of `per` vectors, then
@@ -262,8 +224,8 @@ __device__ __forceinline__ RowStats smem_vec_stats(const T* s, std::int64_t begi
 }
 
 // This thread's (max, sum) over the whole slice w of s: waits for each chunk in turn (chunks of
-// `per` vectors; the first from window vector 0, the head's, on: copy_slice_head), then (after a
-// block barrier) takes what the threads copied. Every thread of the block must call it.
+// `per` vectors), then (after a block barrier) takes what the threads copied. Every thread of the
+// block must call it.
 template <class T>
 __device__ __forceinline__ RowStats slice_stats(const T* s, const SliceWindow& w, std::int64_t per,
                                                 SliceBarriers& sb) {
@@ -271,19 +233,13 @@ __device__ __forceinline__ RowStats slice_stats(const T* s, const SliceWindow& w
 #pragma unroll
   for (int c = 0; c < kSliceChunks; ++c) {
     sb.bars[c].wait_parity(sb.parity);
-    const VecRange r = chunk_range(c, 0, tma_end(w), per);
+    const VecRange r = chunk_range(c, w, per);
     st = smem_vec_stats(s, r.begin, r.end, st);
   }
   sb.parity = !sb.parity;
   __syncthreads();  // the element-wise copies of every thread are in shared memory
   st = smem_vec_stats(s, tma_end(w), w.vhi, st);
-  // The tail edge's elements (the head's were in window vector 0): for_each_edge over the window
-  // with its head edge emptied when lo > 0 -- an aligned slice's window as it is. (for_each_tail
-  // does the same, but with it ptxas spilled 36/80 bytes in split_row's aligned bf16 kernel, at
-  // its 64-register bound, where this spills none.)
-  SliceWindow tail = w;
-  tail.lo = w.lo > 0 ? head_end<T>(w) : w.lo;
-  for_each_edge<T>(tail, [&](std::int64_t j) {
+  for_each_edge<T>(w, [&](std::int64_t j) {
     const float f[1] = {to_float(s[j])};
     st = merge(st, stats_of(f));
   });
