@@ -232,24 +232,31 @@ TEST_CASE("production softmax: every candidate plan of a shape is correct", "[gp
 
 // Rows whose weight sits at the edges of the parts of the row a plan keeps in shared memory:
 // the elements on either side of each boundary b (b - 1 and b: multiples of plan.slice and of
-// plan.resident, where slices and their resident parts begin; block_hybrid's plan.capacity, where
-// its register tile ends; the row's first and last elements) are -5 + N(0, 1) / 4, every other
+// plan.resident, where slices and their resident parts begin, and where a resident part ends in
+// a row read twice; block_hybrid's plan.capacity, where its register tile ends, and the V before
+// it; the row's first and last elements) are -5 + N(0, 1) / 4, every other
 // element -14 + N(0, 1). A boundary element is then ~e^9 times any other: at N = 10^6 the other
 // elements sum to ~200 of them, so a boundary element missing from the sum moves every output of
 // the row by more than 1/(200 + boundaries), ~100 tolerances; a head edge's padding counted as
 // anything but -inf (0, or what shared memory held) wins the row's max and moves them all.
 std::vector<float> slice_edge_input(const Problem& p, const SoftmaxPlan& plan, std::uint64_t seed) {
   std::vector<float> x = make_input(p, seed, InputKind::normal);
-  std::vector<std::int64_t> edges{0, p.N};
+  // Boundaries b: elements [b - before, b] are marked.
+  std::vector<std::pair<std::int64_t, std::int64_t>> edges{{0, 1}, {p.N, 1}};
   for (const std::int64_t step : {plan.slice, plan.resident})
-    for (std::int64_t b = step; step > 0 && b < p.N; b += step) edges.push_back(b);
-  if (plan.family == SoftmaxFamily::block_hybrid) edges.push_back(plan.capacity);
+    for (std::int64_t b = step; step > 0 && b < p.N; b += step) edges.emplace_back(b, 1);
+  // A row read twice: where each slice's resident part ends and its streamed part begins.
+  if (plan.slice > plan.resident && plan.resident > 0)
+    for (std::int64_t b = plan.resident; b < p.N; b += plan.slice) edges.emplace_back(b, 1);
+  // block_hybrid's shared-memory part starts up to V - 1 elements before the tile's capacity.
+  if (plan.family == SoftmaxFamily::block_hybrid)
+    edges.emplace_back(plan.capacity, kVectorBytes / dtype_bytes(p.dtype));
   for (std::int64_t i = 0; i < p.M; ++i) {
     float* row = x.data() + i * p.ld_x;
     for (std::int64_t j = 0; j < p.N; ++j) row[j] -= 14.0f;
-    for (const std::int64_t b : edges)
-      for (const std::int64_t j : {b - 1, b})
-        if (j >= 0 && j < p.N) row[j] = -5.0f + (row[j] + 14.0f) / 4.0f;
+    for (const auto& [b, before] : edges)
+      for (std::int64_t j = std::max<std::int64_t>(b - before, 0); j <= b && j < p.N; ++j)
+        row[j] = -5.0f + (row[j] + 14.0f) / 4.0f;
   }
   round_to_storage(x, p.dtype);
   return x;
