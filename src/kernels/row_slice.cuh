@@ -198,6 +198,11 @@ inline constexpr int kStatsGroup = 2;
 
 // (max, sum) of this thread's vectors [begin, end) of a shared-memory slice (stride: the block),
 // kStatsGroup of them per step (a vector past `end` counts as -inf: exp gives 0).
+//
+// Every load of a step executes: a vector q past `end` reads the step's first vector i instead
+// (always inside the slice) and its values are replaced by -inf. With `if (q < end) v = sv[q]`
+// ptxas put each such load of the windowed split_row kernels behind a branch and rebuilt its
+// shared address inside it, seven instructions a load (docs/performance.md, "Session 20").
 template <class T>
 __device__ __forceinline__ RowStats smem_vec_stats(const T* s, std::int64_t begin, std::int64_t end,
                                                    RowStats st) {
@@ -209,14 +214,10 @@ __device__ __forceinline__ RowStats smem_vec_stats(const T* s, std::int64_t begi
 #pragma unroll
     for (int g = 0; g < kStatsGroup; ++g) {
       const std::int64_t q = i + g * stride;
-      if (q < end) {
-        const Vec<T> v = sv[q];
+      const bool in = q < end;
+      const Vec<T> v = sv[in ? q : i];
 #pragma unroll
-        for (int e = 0; e < V; ++e) f[g * V + e] = to_float(v.e[e]);
-      } else {
-#pragma unroll
-        for (int e = 0; e < V; ++e) f[g * V + e] = -INFINITY;
-      }
+      for (int e = 0; e < V; ++e) f[g * V + e] = in ? to_float(v.e[e]) : -INFINITY;
     }
     st = merge(st, stats_of(f));
   }
