@@ -81,7 +81,7 @@ __device__ __forceinline__ void block_hybrid_body(const T* __restrict__ x, T* __
 
   // 2. Statistics: the tile's, the slice's, one block reduction.
   const RowStats mine = tile_stats(tile);
-  const RowStats sliced = slice_stats(s, w, per, sb);
+  const RowStats sliced = slice_stats<W == 1>(s, w, per, sb);
   const RowStats stats = block_allreduce<kThreads>(merge(mine, sliced), MergeOp{});
 
   // 3. Output: the tile from registers, the slice from shared memory.

@@ -199,11 +199,14 @@ inline constexpr int kStatsGroup = 2;
 // (max, sum) of this thread's vectors [begin, end) of a shared-memory slice (stride: the block),
 // kStatsGroup of them per step (a vector past `end` counts as -inf: exp gives 0).
 //
-// Every load of a step executes: a vector q past `end` reads the step's first vector i instead
-// (always inside the slice) and its values are replaced by -inf. With `if (q < end) v = sv[q]`
-// ptxas put each such load of the windowed split_row kernels behind a branch and rebuilt its
-// shared address inside it, seven instructions a load (docs/performance.md, "Session 20").
-template <class T>
+// kEveryLoad: every load of a step executes -- a vector q past `end` reads the step's first
+// vector i instead (always inside the slice) and its values are replaced by -inf. Without it,
+// `if (q < end) v = sv[q]`. The two compile differently: in the 16-bit kernels and the windowed
+// fp32 ones ptxas put each conditional load behind a branch, with its shared address rebuilt
+// inside (seven instructions a load); in the aligned fp32 ones it predicated them, and there the
+// unconditional form ran slower (split_row's two-slice plan at N = 1000003: 1.03x). So each takes
+// its faster form: kStatsEveryLoad (docs/performance.md, "Session 21").
+template <bool kEveryLoad, class T>
 __device__ __forceinline__ RowStats smem_vec_stats(const T* s, std::int64_t begin, std::int64_t end,
                                                    RowStats st) {
   constexpr int V = Vec<T>::kElems;
@@ -215,31 +218,46 @@ __device__ __forceinline__ RowStats smem_vec_stats(const T* s, std::int64_t begi
     for (int g = 0; g < kStatsGroup; ++g) {
       const std::int64_t q = i + g * stride;
       const bool in = q < end;
-      const Vec<T> v = sv[in ? q : i];
+      if constexpr (kEveryLoad) {
+        const Vec<T> v = sv[in ? q : i];
 #pragma unroll
-      for (int e = 0; e < V; ++e) f[g * V + e] = in ? to_float(v.e[e]) : -INFINITY;
+        for (int e = 0; e < V; ++e) f[g * V + e] = in ? to_float(v.e[e]) : -INFINITY;
+      } else if (in) {
+        const Vec<T> v = sv[q];
+#pragma unroll
+        for (int e = 0; e < V; ++e) f[g * V + e] = to_float(v.e[e]);
+      } else {
+#pragma unroll
+        for (int e = 0; e < V; ++e) f[g * V + e] = -INFINITY;
+      }
     }
     st = merge(st, stats_of(f));
   }
   return st;
 }
+// The form of smem_vec_stats for storage T, in kernels whose slices may start off 16-byte
+// boundaries (kWindowed) or not: the conditional loads only for aligned fp32.
+template <class T, bool kWindowed>
+inline constexpr bool kStatsEveryLoad = kWindowed || sizeof(T) < 4;
 
 // This thread's (max, sum) over the whole slice w of s: waits for each chunk in turn (chunks of
 // `per` vectors), then (after a block barrier) takes what the threads copied. Every thread of the
-// block must call it.
-template <class T>
+// block must call it. (kWindowed: the slice may start off a 16-byte boundary, w.lo known only at
+// run time; it picks smem_vec_stats' form.)
+template <bool kWindowed, class T>
 __device__ __forceinline__ RowStats slice_stats(const T* s, const SliceWindow& w, std::int64_t per,
                                                 SliceBarriers& sb) {
+  constexpr bool kEveryLoad = kStatsEveryLoad<T, kWindowed>;
   RowStats st = empty_stats();
 #pragma unroll
   for (int c = 0; c < kSliceChunks; ++c) {
     sb.bars[c].wait_parity(sb.parity);
     const VecRange r = chunk_range(c, w, per);
-    st = smem_vec_stats(s, r.begin, r.end, st);
+    st = smem_vec_stats<kEveryLoad>(s, r.begin, r.end, st);
   }
   sb.parity = !sb.parity;
   __syncthreads();  // the element-wise copies of every thread are in shared memory
-  st = smem_vec_stats(s, tma_end(w), w.vhi, st);
+  st = smem_vec_stats<kEveryLoad>(s, tma_end(w), w.vhi, st);
   for_each_edge<T>(w, [&](std::int64_t j) {
     const float f[1] = {to_float(s[j])};
     st = merge(st, stats_of(f));

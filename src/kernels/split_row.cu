@@ -447,7 +447,7 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
     //    were issued while the previous item was written, step 4 below, or above), the rest
     //    streamed.
     copy_slice_rest(s, window, w);
-    RowStats st = slice_stats(s, w, chunk_vecs(resident / V), sb);
+    RowStats st = slice_stats<kWindowed>(s, w, chunk_vecs(resident / V), sb);
     if constexpr (kInterleaved)
       st = interleaved_stats(x + it.row * ld_x, interleaved_part<T>(N, S, it.part, resident), S,
                              it.part, st);
@@ -581,7 +581,7 @@ __global__ void __launch_bounds__(kSliceThreads, 1)
       const int j = t * kSliceChunks + c;
       bars[j % slots].wait_parity(((j / slots) & 1) != 0);
       const VecRange r = range(j, it);
-      st = smem_vec_stats(slot(j), 0, r.end - r.begin, st);
+      st = smem_vec_stats<kStatsEveryLoad<T, false>>(slot(j), 0, r.end - r.begin, st);
     }
     st = block_allreduce<kSliceThreads>(st, MergeOp{});
     trace_point<kTrace>(item, 1);
@@ -685,7 +685,7 @@ __global__ void __launch_bounds__(kSliceThreads, 1)
   const auto thread_stats = [&](std::int64_t item, int b) {
     const SplitItem<T> it = item_at(item);
     SliceBarriers sb{bars[b], ((phases >> b) & 1u) != 0};
-    const RowStats st = slice_stats(buf(b), window_of(it), per, sb);
+    const RowStats st = slice_stats<kWindowed>(buf(b), window_of(it), per, sb);
     phases ^= 1u << b;
     return st;
   };
