@@ -81,6 +81,7 @@ __device__ __forceinline__ void block_hybrid_body(const T* __restrict__ x, T* __
 
   // 2. Statistics: the tile's, the slice's, one block reduction.
   const RowStats mine = tile_stats(tile);
+  // (W == 1: the slice may start off a 16-byte boundary, as in slice_window<W == 1> above.)
   const RowStats sliced = slice_stats<W == 1>(s, w, per, sb);
   const RowStats stats = block_allreduce<kThreads>(merge(mine, sliced), MergeOp{});
 

@@ -70,7 +70,8 @@ __global__ void __launch_bounds__(kSliceThreads, 3)
   const SliceWindow w = slice_window<kWindowed>(src, n, x_tma);
   const std::int64_t per = chunk_vecs(w.vhi);
   issue_slice_copy(s, src - w.lo, w, per, sb);
-  const RowStats mine = block_allreduce<kSliceThreads>(slice_stats<kWindowed>(s, w, per, sb), MergeOp{});
+  const RowStats mine =
+      block_allreduce<kSliceThreads>(slice_stats<kWindowed>(s, w, per, sb), MergeOp{});
   // Every block's partial through distributed shared memory (cluster_stats.cuh).
   const RowStats row_stats = cluster_row_stats(block_stats, mine);
 

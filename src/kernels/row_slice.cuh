@@ -201,11 +201,11 @@ inline constexpr int kStatsGroup = 2;
 //
 // kEveryLoad: every load of a step executes -- a vector q past `end` reads the step's first
 // vector i instead (always inside the slice) and its values are replaced by -inf. Without it,
-// `if (q < end) v = sv[q]`. The two compile differently: in the 16-bit kernels and the windowed
-// fp32 ones ptxas put each conditional load behind a branch, with its shared address rebuilt
-// inside (seven instructions a load); in the aligned fp32 ones it predicated them, and there the
-// unconditional form ran slower (split_row's two-slice plan at N = 1000003: 1.03x). So each takes
-// its faster form: kStatsEveryLoad (docs/performance.md, "Session 21").
+// `if (q < end) v = sv[q]`. The two compile differently: in split_row's 16-bit kernels and its
+// windowed fp32 ones ptxas put each conditional load behind a branch, with its shared address
+// rebuilt inside (seven instructions a load); in its aligned fp32 ones it predicated them, and
+// there the unconditional form ran slower (the two-slice plan at N = 1000003: 1.03x). So each
+// takes the form that ran faster: kStatsEveryLoad (docs/performance.md, "Session 21").
 template <bool kEveryLoad, class T>
 __device__ __forceinline__ RowStats smem_vec_stats(const T* s, std::int64_t begin, std::int64_t end,
                                                    RowStats st) {
