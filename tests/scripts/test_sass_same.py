@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
 """Tests of scripts/sass-same.py: which functions of one listing match another's."""
+import gzip
 import pathlib
 import subprocess
 import sys
@@ -70,6 +71,14 @@ class SassSame(unittest.TestCase):
         rows = self.rows(r.stdout)
         self.assertTrue(rows[0].endswith(f"| {self.new} |"), rows[0])
         self.assertTrue(rows[1].endswith(f"| {self.old} |"), rows[1])
+
+    def test_gzipped_listing(self):  # the listings kept in results/ are .gz
+        gz = pathlib.Path(self.dir.name) / "old.txt.gz"
+        with gzip.open(gz, "wt") as f:
+            f.write(OLD)
+        rows = self.rows(run(str(self.new), str(gz)).stdout)
+        self.assertTrue(rows[0].endswith(f"| {gz} |"), rows[0])
+        self.assertTrue(rows[1].endswith("| none |"), rows[1])
 
     def test_bad_input(self):
         r = run(str(self.new), str(self.dir.name) + "/missing.txt")
