@@ -250,11 +250,22 @@ std::optional<SoftmaxPlan> split_tile_plan(const Problem& p, const DeviceLimits&
   s.grid = R * S;
   s.workspace_bytes = static_cast<std::size_t>(round_up(p.M * S * 8, 16));
   s.traffic = TrafficModel::fused;
+  s.prefetch = false;  // (split_tile: the staged copy, with_staged)
   s.why = fmt::format(
       "{}: split_tile, each row over {} blocks of a co-resident grid of {} ({} per SM; {} row(s) "
       "at a time), {} elements per block held in registers (a tile of {} threads x {} 16-byte "
       "vectors); (max, sum) partials through global memory; x read once",
       shape_words(p), S, s.grid, per_sm, R, slice, s.threads, s.vecs);
+  return s;
+}
+
+// The same split_tile plan with each next slice copied into shared memory by the copy engine as
+// soon as this one is in registers (split_tile.cu, kStaged): rows on 16-byte boundaries only.
+SoftmaxPlan with_staged(SoftmaxPlan s, DType t) {
+  s.prefetch = true;
+  s.smem_bytes = static_cast<std::size_t>(s.slice * dtype_bytes(t));
+  s.why += "; each next slice copied into shared memory (TMA) while this one is exchanged and "
+           "written, the tile loaded from there";
   return s;
 }
 
@@ -749,13 +760,26 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
       for (TileShape t : split_tile_tiles(p.dtype)) {
         const std::optional<SoftmaxPlan> fewest = split_tile_plan(p, d, t);
         if (!fewest) continue;
-        out.push_back(*fewest);
+        std::vector<SoftmaxPlan> plans{*fewest};
         const i64 slots = std::max(1, kTileThreadsPerSm / t.threads_or_lanes) * i64{d.sm_count};
         const i64 fill = slots / fewest->rows_in_flight;
         if (fill > fewest->slices)
           if (std::optional<SoftmaxPlan> q = split_tile_plan(p, d, t, fill);
               q && q->rows_in_flight == fewest->rows_in_flight && !same_plan(*q, *fewest))
-            out.push_back(*q);
+            plans.push_back(*q);
+        // Each also staged through shared memory where the rows are on 16-byte boundaries and the
+        // slices' bytes fit beside the tiles (two 512-thread blocks an SM: 2 x 64 KB).
+        for (const SoftmaxPlan& q : plans) {
+          out.push_back(q);
+          const SoftmaxPlan staged = with_staged(q, p.dtype);
+          const i64 per_sm = std::max(1, kTileThreadsPerSm / q.threads);
+          if (row_head_room(p) == 0 &&
+              static_cast<std::size_t>(per_sm) *
+                      (staged.smem_bytes + kSliceStaticSmem + kSmemReservedPerBlock) <=
+                  smem_per_sm(d) &&
+              staged.smem_bytes + kSliceStaticSmem <= d.shared_bytes_per_block)
+            out.push_back(staged);
+        }
       }
       break;
   }
@@ -893,8 +917,8 @@ std::string summary(const SoftmaxPlan& s) {
                                           : "",
                          s.interleaved ? " interleaved" : "", s.ring ? " ring" : "");
     case SoftmaxFamily::split_tile:
-      return fmt::format("split_tile S={} T={} K={} slice={} R={} grid={}", s.slices, s.threads,
-                         s.vecs, s.slice, s.rows_in_flight, s.grid);
+      return fmt::format("split_tile S={} T={} K={} slice={} R={} grid={}{}", s.slices, s.threads,
+                         s.vecs, s.slice, s.rows_in_flight, s.grid, s.prefetch ? " staged" : "");
   }
   return "?";
 }

@@ -164,7 +164,8 @@ struct SoftmaxPlan {
   std::size_t smem_bytes = 0;   // dynamic shared memory per block
   std::int64_t grid = 0;        // blocks; 0: the launcher sizes a persistent grid to the card
   bool prefetch = true;         // split_row: prefetch the next slice into L2 while waiting
-                                // (pipelined: the slice a trip copies in, at the trip's start)
+                                // (pipelined: the slice a trip copies in, at the trip's start);
+                                // split_tile: copy the next slice into shared memory (staged)
   bool tagged_partials = true;  // split_row: each partial its own flag (no counter, no fence)
   int buffers = 1;              // split_row: slices a block holds at once (2 or 3: the next
                                 // row's statistics and exchange overlap this row's write, and at 3

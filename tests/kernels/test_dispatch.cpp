@@ -238,7 +238,16 @@ void check_invariants(const SoftmaxPlan& s, const Problem& p, const DeviceLimits
       CHECK(s.grid <= std::int64_t{d.sm_count} * per_sm);
       CHECK(s.rows_in_flight >= 1);
       CHECK(s.rows_in_flight <= p.M);
-      CHECK(s.smem_bytes == 0);
+      // Staged (the next slice copied into shared memory): aligned rows, the slice's bytes.
+      if (s.prefetch) {
+        CHECK(head_room(p) == 0);
+        CHECK(s.smem_bytes == static_cast<std::size_t>(s.slice * b));
+        CHECK(static_cast<std::size_t>(per_sm) *
+                  (s.smem_bytes + kSliceStaticSmem + kSmemReservedPerBlock) <=
+              smem_per_sm(d));
+      } else {
+        CHECK(s.smem_bytes == 0);
+      }
       CHECK(s.workspace_bytes >= static_cast<std::size_t>(p.M * s.slices * 8));
       CHECK(s.workspace_bytes <= split_workspace_bytes(p));
       CHECK(s.traffic == TrafficModel::fused);
@@ -851,20 +860,23 @@ TEST_CASE("dispatch: split_tile holds long rows in register tiles over the card'
   // fp32 2^20 x 128: 64 tiles of 16384 (512 threads, two an SM) a row, 4 rows on 256 of the 264
   // slots; then the same 4 rows over all 264 (66 slices of 15888); then 1024-thread tiles.
   const auto p20 = tile_plans(dense(128, 1 << 20, DType::f32));
-  REQUIRE(p20.size() == 4);
+  REQUIRE(p20.size() == 8);  // each also staged through shared memory (aligned rows)
   CHECK(p20[0].threads == 512);
   CHECK(p20[0].slices == 64);
   CHECK(p20[0].slice == 16384);
   CHECK(p20[0].rows_in_flight == 4);
   CHECK(p20[0].grid == 256);
-  CHECK(p20[1].slices == 66);
-  CHECK(p20[1].slice == 15888);
-  CHECK(p20[1].grid == 264);
-  CHECK(p20[2].threads == 1024);
-  CHECK(p20[2].slices == 32);
-  CHECK(p20[2].grid == 128);
-  CHECK(p20[3].slices == 33);
-  CHECK(p20[3].grid == 132);
+  CHECK(!p20[0].prefetch);
+  CHECK(p20[1].prefetch);
+  CHECK(p20[1].smem_bytes == 16384 * 4);
+  CHECK(p20[2].slices == 66);
+  CHECK(p20[2].slice == 15888);
+  CHECK(p20[2].grid == 264);
+  CHECK(p20[4].threads == 1024);
+  CHECK(p20[4].slices == 32);
+  CHECK(p20[4].grid == 128);
+  CHECK(p20[6].slices == 33);
+  CHECK(p20[6].grid == 132);
   // 2^22 x 32: one row at a time over the card.
   const auto p22 = tile_plans(dense(32, 1 << 22, DType::f32));
   REQUIRE(!p22.empty());
@@ -878,6 +890,7 @@ TEST_CASE("dispatch: split_tile holds long rows in register tiles over the card'
   REQUIRE(!odd.empty());
   CHECK(odd[0].slices == 62);
   CHECK(odd[0].slice + 3 <= 16384);
+  CHECK(std::none_of(odd.begin(), odd.end(), [](const SoftmaxPlan& s) { return s.prefetch; }));
   // A row the card's tiles cannot hold: none.
   CHECK(tile_plans(dense(1, std::int64_t{1} << 23, DType::f32)).empty());
   CHECK(tile_plans(dense(8, std::int64_t{1} << 24, DType::f32)).empty());
@@ -911,6 +924,11 @@ TEST_CASE("split_tile refuses a plan it cannot run, before any launch", "[dispat
   CHECK(launch_refusal(odd_tile, p).find("no instantiated tile") != std::string::npos);
   // No workspace: the launch says how much it needs.
   CHECK(launch_refusal(good, p).find("workspace") != std::string::npos);
+  // Staged with less shared memory than the slice's bytes.
+  SoftmaxPlan starved = family_plans(SoftmaxFamily::split_tile, p, kH200)[1];
+  REQUIRE(starved.prefetch);
+  starved.smem_bytes = 4096;
+  CHECK(launch_refusal(starved, p).find("staged slice") != std::string::npos);
 }
 
 bool same_plan_summary(const SoftmaxPlan& a, const SoftmaxPlan& b) {
