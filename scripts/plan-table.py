@@ -28,8 +28,6 @@ SIMPLE = [
      [r"cluster of (\d+) block", r"holding (\d+) elements"]),
     (": cluster_row,", "cluster_row C={}, {} slices in smem",
      [r"cluster of (\d+) block", r"elements \(([^)]*)\) per block"]),
-    (": split_tile,", "split_tile S={}, R={}, {} per block in registers",
-     [r"over (\d+) blocks", r"(\d+) row\(s\) at a time\)", r"\), (\d+) elements per block"]),
 ]
 
 

@@ -217,11 +217,7 @@ __device__ __forceinline__ RowStats smem_vec_stats(const T* s, std::int64_t begi
 #pragma unroll
     for (int g = 0; g < kStatsGroup; ++g) {
       const std::int64_t q = i + g * stride;
-#if defined(SMR_EXP_STATS_FIRST)  // session 22's experiment build only (runs-call2.sh)
-      const bool in = g == 0 || q < end;  // (the step's first vector: inside, by the loop's test)
-#else
       const bool in = q < end;
-#endif
       if constexpr (kEveryLoad) {
         const Vec<T> v = sv[in ? q : i];
 #pragma unroll

@@ -105,7 +105,6 @@ void launch_plan(const SoftmaxPlan& plan, const Launch& l) {
     case SoftmaxFamily::cluster_row: prod::launch_cluster_row(plan, l); return;
     case SoftmaxFamily::cluster_tile: prod::launch_cluster_tile(plan, l); return;
     case SoftmaxFamily::split_row: prod::launch_split_row(plan, l); return;
-    case SoftmaxFamily::split_tile: prod::launch_split_tile(plan, l); return;
   }
   throw std::invalid_argument("launch_plan: unknown kernel family");
 }

@@ -214,61 +214,6 @@ SoftmaxPlan cluster_tile_plan(const Problem& p, const DeviceLimits& d, TileShape
   return s;
 }
 
-// ---- split_tile --------------------------------------------------------------------------------
-
-// A row over S blocks of a co-resident grid, each slice in `tile`'s registers, R rows at a time on
-// a grid of R x S blocks (one or two an SM, as the tile's threads allow): S the fewest equal
-// slices whose windows fit the tile, or `slices_at_least` if more; R as many rows as the card's
-// block slots then hold, balanced so the last wave is as full as the first. None where one row
-// needs more blocks than the card holds, or the slices would be shorter than kMinSplitSlice (the
-// workspace bound: split_workspace_bytes).
-std::optional<SoftmaxPlan> split_tile_plan(const Problem& p, const DeviceLimits& d, TileShape tile,
-                                           i64 slices_at_least = 0) {
-  const i64 V = vec_elems(p.dtype);
-  const i64 cap = tile_capacity(tile, p.dtype);
-  const i64 room = row_head_room(p);  // each slice's window must fit the tile
-  const i64 per_sm = std::max(1, kTileThreadsPerSm / tile.threads_or_lanes);
-  const i64 slots = per_sm * d.sm_count;
-  const auto slice_for = [&](i64 S) { return round_up(ceil_div(p.N, S), V); };
-  if (cap <= room) return std::nullopt;
-  i64 S = std::max<i64>(2, ceil_div(p.N, cap - room));
-  while (slice_for(S) + room > cap) ++S;
-  S = std::max(S, slices_at_least);
-  const i64 slice = slice_for(S);
-  S = ceil_div(p.N, slice);  // no empty slices
-  if (S < 2 || S > slots || slice < kMinSplitSlice) return std::nullopt;
-  i64 R = std::min<i64>(p.M, slots / S);
-  R = ceil_div(p.M, ceil_div(p.M, R));
-  SoftmaxPlan s;
-  s.family = SoftmaxFamily::split_tile;
-  s.threads = tile.threads_or_lanes;
-  s.vecs = tile.vecs;
-  s.capacity = cap;
-  s.slices = static_cast<int>(S);
-  s.slice = slice;
-  s.rows_in_flight = R;
-  s.grid = R * S;
-  s.workspace_bytes = static_cast<std::size_t>(round_up(p.M * S * 8, 16));
-  s.traffic = TrafficModel::fused;
-  s.prefetch = false;  // (split_tile: the staged copy, with_staged)
-  s.why = fmt::format(
-      "{}: split_tile, each row over {} blocks of a co-resident grid of {} ({} per SM; {} row(s) "
-      "at a time), {} elements per block held in registers (a tile of {} threads x {} 16-byte "
-      "vectors); (max, sum) partials through global memory; x read once",
-      shape_words(p), S, s.grid, per_sm, R, slice, s.threads, s.vecs);
-  return s;
-}
-
-// The same split_tile plan with each next slice copied into shared memory by the copy engine as
-// soon as this one is in registers (split_tile.cu, kStaged): rows on 16-byte boundaries only.
-SoftmaxPlan with_staged(SoftmaxPlan s, DType t) {
-  s.prefetch = true;
-  s.smem_bytes = static_cast<std::size_t>(s.slice * dtype_bytes(t));
-  s.why += "; each next slice copied into shared memory (TMA) while this one is exchanged and "
-           "written, the tile loaded from there";
-  return s;
-}
-
 // ---- cluster_row -------------------------------------------------------------------------------
 
 // The cluster plan with C blocks per row, or a plan with cluster = 0 when its slice does not fit.
@@ -581,7 +526,6 @@ std::string_view to_string(SoftmaxFamily f) {
     case SoftmaxFamily::cluster_tile: return "cluster_tile";
     case SoftmaxFamily::cluster_row: return "cluster_row";
     case SoftmaxFamily::split_row: return "split_row";
-    case SoftmaxFamily::split_tile: return "split_tile";
   }
   return "?";
 }
@@ -596,10 +540,6 @@ std::vector<TileShape> block_row_tiles(DType t) {
 
 std::vector<TileShape> cluster_tile_tiles(DType t) {
   return t == DType::f32 ? tile_shapes(ClusterTileTilesFp32{}) : tile_shapes(ClusterTileTiles16{});
-}
-
-std::vector<TileShape> split_tile_tiles(DType t) {
-  return t == DType::f32 ? tile_shapes(SplitTileTilesFp32{}) : tile_shapes(SplitTileTiles16{});
 }
 
 std::int64_t warp_rows_max_n(DType t) { return t == DType::f32 ? 512 : kWarpRowsMaxN; }
@@ -754,34 +694,6 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
         }
       }
       break;
-    case SoftmaxFamily::split_tile:
-      // Each tile on the fewest slices, then on as many as fill the card's block slots at the
-      // same rows in flight (shorter slices, no slot idle).
-      for (TileShape t : split_tile_tiles(p.dtype)) {
-        const std::optional<SoftmaxPlan> fewest = split_tile_plan(p, d, t);
-        if (!fewest) continue;
-        std::vector<SoftmaxPlan> plans{*fewest};
-        const i64 slots = std::max(1, kTileThreadsPerSm / t.threads_or_lanes) * i64{d.sm_count};
-        const i64 fill = slots / fewest->rows_in_flight;
-        if (fill > fewest->slices)
-          if (std::optional<SoftmaxPlan> q = split_tile_plan(p, d, t, fill);
-              q && q->rows_in_flight == fewest->rows_in_flight && !same_plan(*q, *fewest))
-            plans.push_back(*q);
-        // Each also staged through shared memory where the rows are on 16-byte boundaries and the
-        // slices' bytes fit beside the tiles (two 512-thread blocks an SM: 2 x 64 KB).
-        for (const SoftmaxPlan& q : plans) {
-          out.push_back(q);
-          const SoftmaxPlan staged = with_staged(q, p.dtype);
-          const i64 per_sm = std::max(1, kTileThreadsPerSm / q.threads);
-          if (row_head_room(p) == 0 &&
-              static_cast<std::size_t>(per_sm) *
-                      (staged.smem_bytes + kSliceStaticSmem + kSmemReservedPerBlock) <=
-                  smem_per_sm(d) &&
-              staged.smem_bytes + kSliceStaticSmem <= d.shared_bytes_per_block)
-            out.push_back(staged);
-        }
-      }
-      break;
   }
   return out;
 }
@@ -874,7 +786,6 @@ std::vector<SoftmaxPlan> candidate_plans(const Problem& p, const DeviceLimits& d
   if (p.N > kBlockRowMaxN / 2) families.push_back(SoftmaxFamily::cluster_tile);
   if (p.N > kBlockRowMaxN / 4) families.push_back(SoftmaxFamily::cluster_row);
   if (p.N > kBlockRowMaxN / 4) families.push_back(SoftmaxFamily::split_row);
-  if (p.N > kBlockRowMaxN / 2) families.push_back(SoftmaxFamily::split_tile);
   for (SoftmaxFamily f : families)
     for (SoftmaxPlan& s : family_plans(f, p, d, max_cluster))
       if (std::none_of(out.begin(), out.end(), [&](const SoftmaxPlan& o) { return same_plan(o, s); }))
@@ -916,9 +827,6 @@ std::string summary(const SoftmaxPlan& s) {
                          : s.buffers == 3 ? " pipelined B=3"
                                           : "",
                          s.interleaved ? " interleaved" : "", s.ring ? " ring" : "");
-    case SoftmaxFamily::split_tile:
-      return fmt::format("split_tile S={} T={} K={} slice={} R={} grid={}{}", s.slices, s.threads,
-                         s.vecs, s.slice, s.rows_in_flight, s.grid, s.prefetch ? " staged" : "");
   }
   return "?";
 }

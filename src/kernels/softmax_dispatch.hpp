@@ -37,10 +37,6 @@
 //                                   per SM, partials counted; aligned fp32 rows on chip one at
 //                                   a time over the card where neither pipelined form fits
 //                                   (2^22): the block's shared memory a ring of chunk slots
-//   split_tile   rows of 2 ... 264   a row split over S blocks of a co-resident grid as
-//                register tiles     split_row's, each slice in registers (a block_row tile of
-//                (2^22 fp32)        512 or 1024 threads), partials through global memory; a
-//                                   candidate the tuning test times (session 22)
 #pragma once
 
 #include <cstddef>
@@ -57,15 +53,7 @@
 
 namespace smr {
 
-enum class SoftmaxFamily {
-  warp_rows,
-  block_row,
-  block_hybrid,
-  cluster_tile,
-  cluster_row,
-  split_row,
-  split_tile
-};
+enum class SoftmaxFamily { warp_rows, block_row, block_hybrid, cluster_tile, cluster_row, split_row };
 std::string_view to_string(SoftmaxFamily f);  // "warp_rows", ...
 
 // ---- Fixed design constants (each kernel file static_asserts the ones it depends on) ----------
@@ -141,31 +129,27 @@ std::int64_t cluster_row_max_n(DType t);
 std::vector<TileShape> warp_rows_tiles(DType t);
 std::vector<TileShape> block_row_tiles(DType t);
 std::vector<TileShape> cluster_tile_tiles(DType t);  // (threads, K) per block, largest first
-std::vector<TileShape> split_tile_tiles(DType t);    // (threads, K) per block, 512 threads first
 
 // What one launch of the production softmax does.
 struct SoftmaxPlan {
   SoftmaxFamily family = SoftmaxFamily::warp_rows;
   int threads = 0;              // per block
   int lanes_per_row = 0;        // warp_rows: G
-  int vecs = 0;                 // warp_rows, block_row, block_hybrid, cluster_tile,
-                                // split_tile: 16-byte vectors per thread (K)
+  int vecs = 0;                 // warp_rows, block_row, block_hybrid, cluster_tile: 16-byte
+                                // vectors per thread (K)
   int rows_per_trip = 1;        // warp_rows: rows a lane group takes per trip (R = 1 or 2)
   bool two_pass = false;        // warp_rows (R = 1): the row's max reduced over the lane group,
                                 // then the sum of exponentials against it (no pairs' merge)
   std::int64_t capacity = 0;    // register tiles: elements a tile holds (>= N, block_hybrid < N)
   int cluster = 1;              // cluster_row: blocks per cluster (= blocks per row)
-  int slices = 1;               // cluster_row, split_row, split_tile: blocks per row
-  std::int64_t slice = 0;       // cluster_row, split_row, split_tile: elements per block
-                                // (multiple of 16 B)
+  int slices = 1;               // cluster_row, split_row: blocks per row
+  std::int64_t slice = 0;       // cluster_row, split_row: elements per block (multiple of 16 B)
   std::int64_t resident = 0;    // cluster_row, split_row: elements of the slice kept in shared memory
-  std::int64_t rows_in_flight = 0;  // split_row, split_tile: rows the grid works on at once;
-                                    // others: estimate
+  std::int64_t rows_in_flight = 0;  // split_row: rows the grid works on at once; others: estimate
   std::size_t smem_bytes = 0;   // dynamic shared memory per block
   std::int64_t grid = 0;        // blocks; 0: the launcher sizes a persistent grid to the card
   bool prefetch = true;         // split_row: prefetch the next slice into L2 while waiting
-                                // (pipelined: the slice a trip copies in, at the trip's start);
-                                // split_tile: copy the next slice into shared memory (staged)
+                                // (pipelined: the slice a trip copies in, at the trip's start)
   bool tagged_partials = true;  // split_row: each partial its own flag (no counter, no fence)
   int buffers = 1;              // split_row: slices a block holds at once (2 or 3: the next
                                 // row's statistics and exchange overlap this row's write, and at 3
@@ -179,7 +163,7 @@ struct SoftmaxPlan {
   bool ring = false;            // split_row, one slice per block, rows on chip: the shared memory
                                 // a ring of chunk slots, each chunk of the next slices copied in
                                 // as soon as a slot is free
-  std::size_t workspace_bytes = 0;  // split_row: partials + arrival counters; split_tile: partials
+  std::size_t workspace_bytes = 0;  // split_row: partials + arrival counters
   TrafficModel traffic = TrafficModel::fused;
   std::string why;              // the choice in words, for docs, logs and results' `extra`
 };

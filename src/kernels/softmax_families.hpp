@@ -21,7 +21,6 @@ void launch_block_hybrid(const SoftmaxPlan& plan, const Launch& l);  // block_hy
 void launch_cluster_row(const SoftmaxPlan& plan, const Launch& l);  // cluster_row.cu
 void launch_cluster_tile(const SoftmaxPlan& plan, const Launch& l);  // cluster_tile.cu
 void launch_split_row(const SoftmaxPlan& plan, const Launch& l);    // split_row.cu
-void launch_split_tile(const SoftmaxPlan& plan, const Launch& l);   // split_tile.cu
 
 // Clusters of plan.cluster blocks with plan.smem_bytes each that the device can hold at once
 // (cudaOccupancyMaxActiveClusters); 0 when such a cluster cannot be scheduled at all.

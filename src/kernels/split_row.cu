@@ -64,7 +64,6 @@
 #include "kernels/cuda_check.hpp"
 #include "kernels/row_slice.cuh"
 #include "kernels/softmax_families.hpp"
-#include "kernels/split_partials.cuh"
 
 namespace smr::prod {
 
@@ -246,6 +245,45 @@ __device__ __forceinline__ void interleaved_write(const T* row, T* y_row, const 
   }
 }
 
+// A partial published as its own flag (SoftmaxPlan::tagged_partials): the (max, sum) pair as one
+// 64-bit word, stored and loaded relaxed at device scope -- no fence, no counter. The workspace's
+// slots are filled with kUnpublishedByte before each launch, so that an unpublished slot's sum
+// reads kUnpublished (-1.498...), a value no sum of exponentials takes (they are >= +0 or NaN,
+// and the GPU's NaN is 0x7fffffff).
+inline constexpr unsigned char kUnpublishedByte = 0xBF;
+inline constexpr std::uint32_t kUnpublished = 0xBFBFBFBFu;
+
+__device__ __forceinline__ void publish_partial(float2* slot, RowStats st) {
+  const unsigned long long bits =
+      (static_cast<unsigned long long>(__float_as_uint(st.sum)) << 32) | __float_as_uint(st.max);
+  cuda::atomic_ref<unsigned long long, cuda::thread_scope_device> word(
+      *reinterpret_cast<unsigned long long*>(slot));
+  word.store(bits, cuda::memory_order_relaxed);
+}
+
+// The slot's word as it is now (one relaxed device-scope load: it may still be unpublished).
+__device__ __forceinline__ unsigned long long partial_bits(float2* slot) {
+  cuda::atomic_ref<unsigned long long, cuda::thread_scope_device> word(
+      *reinterpret_cast<unsigned long long*>(slot));
+  return word.load(cuda::memory_order_relaxed);
+}
+__device__ __forceinline__ bool unpublished(unsigned long long bits) {
+  return static_cast<std::uint32_t>(bits >> 32) == kUnpublished;
+}
+// The partial, from `bits` (an earlier partial_bits of the slot) once published: loaded again until
+// it is.
+__device__ __forceinline__ RowStats await_partial(float2* slot, unsigned long long bits) {
+  while (unpublished(bits)) {
+    __nanosleep(32);
+    bits = partial_bits(slot);
+  }
+  return RowStats{__uint_as_float(static_cast<std::uint32_t>(bits)),
+                  __uint_as_float(static_cast<std::uint32_t>(bits >> 32))};
+}
+__device__ __forceinline__ RowStats await_partial(float2* slot) {
+  return await_partial(slot, partial_bits(slot));
+}
+
 // Brings bytes [src, src + bytes) towards L2 without waiting (one bulk prefetch instruction;
 // 16-byte aligned source and size).
 __device__ __forceinline__ void prefetch_l2(const void* src, std::uint32_t bytes) {
@@ -281,6 +319,24 @@ __device__ __forceinline__ SplitItem<T> split_item(const T* x, std::int64_t N, s
   it.res = std::min(it.n, resident);
   it.src = x + it.row * ld_x + it.begin;
   return it;
+}
+
+// This thread's share of the row's S partials merged (thread i takes partial i, i + 512, ...;
+// S is at most the grid, 264 on the H200: one L2 round trip), before the block reduction. Tagged:
+// await_partial's relaxed device-scope loads spin until the slot is published. Counted (the
+// caller has waited for the row's counter): __ldcg reads L2, never a stale L1 line (another block
+// of this SM may have cached a neighbouring row's partials).
+__device__ __forceinline__ RowStats thread_partials(float2* row_partials, int S, bool tagged) {
+  RowStats st = empty_stats();
+  for (int i = static_cast<int>(threadIdx.x); i < S; i += kSliceThreads) {
+    if (tagged) {
+      st = merge(st, await_partial(row_partials + i));
+    } else {
+      const float2 pr = __ldcg(row_partials + i);
+      st = merge(st, RowStats{pr.x, pr.y});
+    }
+  }
+  return st;
 }
 
 // Window vectors [w.vlo, w.vhi) of the slice in s written to y's window, chunk by chunk (chunks of
@@ -429,7 +485,7 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
     //    ceil(S / 32) L2 round trips -- 9 at N = 2^22), then one block reduction, the same tree
     //    in every block: every block of the row gets the same statistics.
     const RowStats row_stats = block_allreduce<kSliceThreads>(
-        thread_partials<kSliceThreads>(partials + it.row * S, S, tagged), MergeOp{});
+        thread_partials(partials + it.row * S, S, tagged), MergeOp{});
     trace_point<kTrace>(item, 2);
     const RowScale scale = row_scale(row_stats);
     T* y_window = y + it.row * ld_y + it.begin - w.lo;
@@ -532,7 +588,7 @@ __global__ void __launch_bounds__(kSliceThreads, 1)
     // 2-3. Publish; merge the row's S partials (as the kernel above, tagged).
     if (threadIdx.x == 0) publish_partial(partials + it.row * S + it.part, st);
     const RowScale scale = row_scale(block_allreduce<kSliceThreads>(
-        thread_partials<kSliceThreads>(partials + it.row * S, S, true), MergeOp{}));
+        thread_partials(partials + it.row * S, S, true), MergeOp{}));
     trace_point<kTrace>(item, 2);
     // 4. Write the slice chunk by chunk; each slot, once every thread is done with it, takes the
     //    chunk `slots` on.

@@ -97,12 +97,6 @@ using ClusterTileTilesFp32 = TileList<RegisterTile<1024, 8>, RegisterTile<512, 8
 using ClusterTileTiles16 =
     TileList<RegisterTile<1024, 4>, RegisterTile<512, 4>, RegisterTile<1024, 2>>;
 
-// ---- split_tile: (threads, K) per block ---------------------------------------------------------
-// block_row's two largest tiles: 16384 elements on 512 threads (two blocks per SM: one block's
-// wait for its row's partials beside the other's loads and stores) first, then 32768 on 1024.
-using SplitTileTilesFp32 = TileList<RegisterTile<512, 8>, RegisterTile<1024, 8>>;
-using SplitTileTiles16 = TileList<RegisterTile<512, 4>, RegisterTile<1024, 4>>;
-
 // The list as the dispatch's TileShapes, in order.
 template <class... Tiles>
 std::vector<TileShape> tile_shapes(TileList<Tiles...>) {

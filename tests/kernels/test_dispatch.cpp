@@ -220,39 +220,6 @@ void check_invariants(const SoftmaxPlan& s, const Problem& p, const DeviceLimits
       }
       break;
     }
-    case SoftmaxFamily::split_tile: {
-      const auto tiles = split_tile_tiles(p.dtype);
-      CHECK(std::any_of(tiles.begin(), tiles.end(), [&](TileShape t) {
-        return t.threads_or_lanes == s.threads && t.vecs == s.vecs;
-      }));
-      CHECK(s.capacity == std::int64_t{s.threads} * s.vecs * V);
-      CHECK(s.slices >= 2);
-      CHECK(s.slice % V == 0);
-      CHECK(s.slice + head_room(p) <= s.capacity);  // each block's window fits its tile
-      CHECK(s.slice >= kMinSplitSlice);
-      CHECK(std::int64_t{s.slices} * s.slice >= p.N);
-      CHECK(std::int64_t{s.slices - 1} * s.slice < p.N);  // no empty slice
-      // Co-resident grid of whole rows: one block an SM per 1024 threads of tiles.
-      const std::int64_t per_sm = std::max(1, kTileThreadsPerSm / s.threads);
-      CHECK(s.grid == s.rows_in_flight * s.slices);
-      CHECK(s.grid <= std::int64_t{d.sm_count} * per_sm);
-      CHECK(s.rows_in_flight >= 1);
-      CHECK(s.rows_in_flight <= p.M);
-      // Staged (the next slice copied into shared memory): aligned rows, the slice's bytes.
-      if (s.prefetch) {
-        CHECK(head_room(p) == 0);
-        CHECK(s.smem_bytes == static_cast<std::size_t>(s.slice * b));
-        CHECK(static_cast<std::size_t>(per_sm) *
-                  (s.smem_bytes + kSliceStaticSmem + kSmemReservedPerBlock) <=
-              smem_per_sm(d));
-      } else {
-        CHECK(s.smem_bytes == 0);
-      }
-      CHECK(s.workspace_bytes >= static_cast<std::size_t>(p.M * s.slices * 8));
-      CHECK(s.workspace_bytes <= split_workspace_bytes(p));
-      CHECK(s.traffic == TrafficModel::fused);
-      break;
-    }
   }
 }
 
@@ -850,85 +817,6 @@ TEST_CASE("split_row refuses a pipelined plan it cannot run, before any launch",
   bf16.interleaved = true;
   CHECK(launch_refusal(bf16, dense(1, 1 << 26, DType::bf16)).find("interleaved") !=
         std::string::npos);
-}
-
-TEST_CASE("dispatch: split_tile holds long rows in register tiles over the card's block slots",
-          "[dispatch]") {
-  const auto tile_plans = [](const Problem& p) {
-    return family_plans(SoftmaxFamily::split_tile, p, kH200);
-  };
-  // fp32 2^20 x 128: 64 tiles of 16384 (512 threads, two an SM) a row, 4 rows on 256 of the 264
-  // slots; then the same 4 rows over all 264 (66 slices of 15888); then 1024-thread tiles.
-  const auto p20 = tile_plans(dense(128, 1 << 20, DType::f32));
-  REQUIRE(p20.size() == 8);  // each also staged through shared memory (aligned rows)
-  CHECK(p20[0].threads == 512);
-  CHECK(p20[0].slices == 64);
-  CHECK(p20[0].slice == 16384);
-  CHECK(p20[0].rows_in_flight == 4);
-  CHECK(p20[0].grid == 256);
-  CHECK(!p20[0].prefetch);
-  CHECK(p20[1].prefetch);
-  CHECK(p20[1].smem_bytes == 16384 * 4);
-  CHECK(p20[2].slices == 66);
-  CHECK(p20[2].slice == 15888);
-  CHECK(p20[2].grid == 264);
-  CHECK(p20[4].threads == 1024);
-  CHECK(p20[4].slices == 32);
-  CHECK(p20[4].grid == 128);
-  CHECK(p20[6].slices == 33);
-  CHECK(p20[6].grid == 132);
-  // 2^22 x 32: one row at a time over the card.
-  const auto p22 = tile_plans(dense(32, 1 << 22, DType::f32));
-  REQUIRE(!p22.empty());
-  CHECK(p22[0].slices == 256);
-  CHECK(p22[0].rows_in_flight == 1);
-  // bf16 rows hold as many elements a tile (512 x 4 vectors of 8): the same slices.
-  CHECK(tile_plans(dense(128, 1 << 20, DType::bf16)).front().slices == 64);
-  // Rows off 16-byte boundaries: each window one vector's room more (1000003 on 62 slices, not 62
-  // of 16384 - 3 would not hold it).
-  const auto odd = tile_plans(dense(134, 1000003, DType::f32));
-  REQUIRE(!odd.empty());
-  CHECK(odd[0].slices == 62);
-  CHECK(odd[0].slice + 3 <= 16384);
-  CHECK(std::none_of(odd.begin(), odd.end(), [](const SoftmaxPlan& s) { return s.prefetch; }));
-  // A row the card's tiles cannot hold: none.
-  CHECK(tile_plans(dense(1, std::int64_t{1} << 23, DType::f32)).empty());
-  CHECK(tile_plans(dense(8, std::int64_t{1} << 24, DType::f32)).empty());
-  // A candidate for the tuning test, not the default (yet) anywhere.
-  for (const std::int64_t n : {std::int64_t{1} << 18, std::int64_t{1} << 20, std::int64_t{1} << 22}) {
-    const Problem p = dense((std::int64_t{1} << 27) / n, n, DType::f32);
-    const auto all = candidate_plans(p, kH200);
-    CHECK(std::any_of(all.begin(), all.end(),
-                      [](const SoftmaxPlan& s) { return s.family == SoftmaxFamily::split_tile; }));
-    CHECK(plan_softmax(p, kH200).family != SoftmaxFamily::split_tile);
-  }
-}
-
-TEST_CASE("split_tile refuses a plan it cannot run, before any launch", "[dispatch]") {
-  const Problem p = dense(128, 1 << 20, DType::f32);
-  const SoftmaxPlan good = family_plans(SoftmaxFamily::split_tile, p, kH200).front();
-  SoftmaxPlan short_slices = good;  // the slices do not cover the row
-  short_slices.slice = good.slice / 2;
-  CHECK(launch_refusal(short_slices, p).find("do not cover") != std::string::npos);
-  SoftmaxPlan too_long = good;  // a slice longer than the tile
-  too_long.slice = good.capacity + 4;
-  CHECK(launch_refusal(too_long, p).find("does not fit a tile") != std::string::npos);
-  SoftmaxPlan ragged = good;  // a grid that is not whole rows
-  ragged.grid = good.grid - 1;
-  CHECK(launch_refusal(ragged, p).find("whole number of rows") != std::string::npos);
-  SoftmaxPlan odd_tile = good;
-  odd_tile.threads = 256;
-  odd_tile.slice = 4096;
-  odd_tile.slices = 256;
-  odd_tile.grid = 256;
-  CHECK(launch_refusal(odd_tile, p).find("no instantiated tile") != std::string::npos);
-  // No workspace: the launch says how much it needs.
-  CHECK(launch_refusal(good, p).find("workspace") != std::string::npos);
-  // Staged with less shared memory than the slice's bytes.
-  SoftmaxPlan starved = family_plans(SoftmaxFamily::split_tile, p, kH200)[1];
-  REQUIRE(starved.prefetch);
-  starved.smem_bytes = 4096;
-  CHECK(launch_refusal(starved, p).find("staged slice") != std::string::npos);
 }
 
 bool same_plan_summary(const SoftmaxPlan& a, const SoftmaxPlan& b) {

@@ -268,8 +268,7 @@ TEST_CASE("production softmax: the edges of slices off 16-byte boundaries carry 
           "[gpu][softmax][edges]") {
   // split_row, cluster_row and block_hybrid keep parts of a row in shared memory as 16-byte
   // windows (row_slice.cuh): a part starting off a boundary has a head edge and a tail edge
-  // (partial vectors), copied by the threads element by element, not the copy engine; split_tile
-  // loads its slices' windows into register tiles the same way (row_tile.cuh). Each
+  // (partial vectors), copied by the threads element by element, not the copy engine. Each
   // candidate plan of these families on rows where those edges hold the row's weight
   // (slice_edge_input):
   // ld = N odd (each row's offset from a boundary its own), and x and y one element off every
@@ -312,7 +311,7 @@ TEST_CASE("production softmax: the edges of slices off 16-byte boundaries carry 
     for (const Shape& s : shapes) {
       for (const SoftmaxPlan& plan : candidate_plans(s.p, d)) {
         if (plan.family != SoftmaxFamily::split_row && plan.family != SoftmaxFamily::cluster_row &&
-            plan.family != SoftmaxFamily::block_hybrid && plan.family != SoftmaxFamily::split_tile)
+            plan.family != SoftmaxFamily::block_hybrid)
           continue;
         if (!prod::cluster_placeable(plan, t)) continue;
         ++plans;
@@ -323,27 +322,6 @@ TEST_CASE("production softmax: the edges of slices off 16-byte boundaries carry 
     }
     CHECK(plans >= 12);
   }
-}
-
-TEST_CASE("production softmax: split_tile candidates on every access path and dtype",
-          "[gpu][softmax][sanitize]") {
-  // split_tile's candidates (none is a default yet), small enough for compute-sanitizer
-  // (scripts/sanitize runs every "[sanitize]" case): 16-byte aligned rows, rows off boundaries
-  // read through their windows (ld = N odd), x and y rows off boundaries by different amounts
-  // (the scalar path), several waves of rows over the same blocks (M > rows in flight), and a
-  // slice that ends past the row (the last slice shorter).
-  const DeviceLimits d = device_limits();
-  int plans = 0;
-  for (const DType t : kDtypes) {
-    const Problem shapes[] = {dense(6, 40000, t), dense(5, 40001, t),
-                              Problem{3, 50001, 50003, 50005, t}, dense(300, 20000, t)};
-    for (const Problem& p : shapes)
-      for (const SoftmaxPlan& plan : family_plans(SoftmaxFamily::split_tile, p, d)) {
-        ++plans;
-        check_case(p, InputKind::mixed, next_seed(), plan);
-      }
-  }
-  CHECK(plans >= 18);
 }
 
 TEST_CASE("production softmax: bf16 and fp16 on every kind of hostile row", "[gpu][softmax]") {

@@ -33,10 +33,6 @@ HYBRID = ("M = 2048, N = 65536 fp32 (256 KiB rows): block_hybrid, one block per 
 TILE = ("M = 2048, N = 65536 fp32 (256 KiB rows): cluster_tile, a cluster of 2 block(s) per row, each "
         "holding 32768 elements in registers (a tile of 1024 threads x 8 16-byte vectors), (max, sum) "
         "exchanged through distributed shared memory; x read once")
-SPLIT_TILE = ("M = 128, N = 1048576 fp32 (4 MiB rows): split_tile, each row over 66 blocks of a "
-              "co-resident grid of 264 (2 per SM; 4 row(s) at a time), 15888 elements per block held in "
-              "registers (a tile of 512 threads x 8 16-byte vectors); (max, sum) partials through global "
-              "memory; x read once")
 ROW = ("M = 2048, N = 65536 bf16 (128 KiB rows): cluster_row, a cluster of 2 block(s) per row, 32768 "
        "elements (64 KiB) per block held in shared memory (TMA bulk copy), (max, sum) exchanged through "
        "distributed shared memory; x read once")
@@ -110,8 +106,6 @@ class Short(unittest.TestCase):
         self.assertEqual(plan_table.short(WARP_TWO_PASS), "warp_rows G=8 K=2, persistent, two-pass")
         self.assertEqual(plan_table.short(BLOCK), "block_row T=128 K=4")
         self.assertEqual(plan_table.short(TILE), "cluster_tile C=2, 32768 per block in registers")
-        self.assertEqual(plan_table.short(SPLIT_TILE),
-                         "split_tile S=66, R=4, 15888 per block in registers")
         self.assertEqual(plan_table.short(HYBRID), "block_hybrid 32768 in registers + 128 KiB in smem")
         self.assertEqual(plan_table.short(ROW), "cluster_row C=2, 64 KiB slices in smem")
         self.assertEqual(plan_table.short(SPLIT), "split_row S=264, R=1, L2 prefetch")
