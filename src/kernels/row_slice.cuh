@@ -205,7 +205,9 @@ inline constexpr int kStatsGroup = 2;
 // windowed fp32 ones ptxas put each conditional load behind a branch, with its shared address
 // rebuilt inside (seven instructions a load); in its aligned fp32 ones it predicated them, and
 // there the unconditional form ran slower (the two-slice plan at N = 1000003: 1.03x). So each
-// takes the form that ran faster: kStatsEveryLoad (docs/performance.md, "Session 21").
+// takes the form that ran faster: kStatsEveryLoad (docs/performance.md, "Session 21"). Either
+// way the step's first vector is not tested, which the compiler could not see (session 22: the
+// fp32 split_row plans 1.005-1.037x faster, their defaults at 2^20 1.014x).
 template <bool kEveryLoad, class T>
 __device__ __forceinline__ RowStats smem_vec_stats(const T* s, std::int64_t begin, std::int64_t end,
                                                    RowStats st) {
@@ -217,7 +219,8 @@ __device__ __forceinline__ RowStats smem_vec_stats(const T* s, std::int64_t begi
 #pragma unroll
     for (int g = 0; g < kStatsGroup; ++g) {
       const std::int64_t q = i + g * stride;
-      const bool in = q < end;
+      // The step's first vector is inside by the loop's test (docs/performance.md, "Session 22").
+      const bool in = g == 0 || q < end;
       if constexpr (kEveryLoad) {
         const Vec<T> v = sv[in ? q : i];
 #pragma unroll
