@@ -572,44 +572,67 @@ TEST_CASE("production softmax: time every candidate plan of the default sweep's 
       for (std::size_t pi = 0; pi < plans.size(); ++pi) {
         const SoftmaxPlan& plan = plans[pi];
         if (!prod::cluster_placeable(plan, t)) continue;
-        Launch l = device_launch(p, in, dws, stream);
-        for (int i = 0; i < kWarmup; ++i) launch_plan(plan, l);
-        // The sweep's sample (harness/timing.hpp): flush, the GPU held while the launch is
-        // enqueued, then the events around the launch alone -- so that the host's work in a
-        // launch (a plan's checks, a cudaMemsetAsync) is not timed here either.
-        SampleTimer timer([&](int, cudaStream_t st) { l.stream = st; launch_plan(plan, l); },
-                          BatchPlan{}, &flusher, stream.get());
-        std::vector<double> us;
-        for (int i = 0; i < kSamples; ++i) us.push_back(timer.sample() * 1e6);
-        const double med = median(us);
-        if (pi == 0) default_us = med;
-        // Verify a sample of rows of this plan's output.
-        const VerifyResult v = verify_sampled_rows(p, xt, in.dy);
-        const double gbps = p.min_bytes() / (med * 1e-6) / 1e9;
-        // Clusters the device holds at once (cudaOccupancyMaxActiveClusters): with the plan's
-        // cluster size, how many of the card's SMs a wave of clusters can keep busy (-1: a plan
-        // without clusters, printed as nothing).
-        const int clusters = prod::active_clusters(plan, t);
-        const std::string placed =
-            clusters > 0 ? " clusters=" + std::to_string(clusters) : std::string{};
-        std::printf("%-6s %9lld %9lld  %-78s %10.1f %9.0f %6.3f%s%s\n",
-                    std::string(to_string(t)).c_str(), static_cast<long long>(p.M),
-                    static_cast<long long>(p.N), summary(plan).c_str(), med, gbps,
-                    default_us / med, placed.c_str(), v.passed ? "" : "  VERIFY FAILED");
-        std::fflush(stdout);
-        CHECK(v.passed);
-        out.push_back({{"dtype", to_string(t)}, {"M", p.M}, {"N", p.N}, {"ld", p.ld_x},
-                       {"plan", summary(plan)},
-                       {"default", pi == 0}, {"why", plan.why},
-                       {"median_us", med}, {"min_us", *std::min_element(us.begin(), us.end())},
-                       {"effective_GBps", gbps}, {"verified", v.passed},
-                       {"active_clusters", std::max(clusters, 0)}});
+        nlohmann::json rec = {{"dtype", to_string(t)}, {"M", p.M}, {"N", p.N}, {"ld", p.ld_x},
+                              {"plan", summary(plan)}, {"default", pi == 0}, {"why", plan.why}};
+        const auto row = [&](const std::string& cells) {
+          std::printf("%-6s %9lld %9lld  %-78s %s\n", std::string(to_string(t)).c_str(),
+                      static_cast<long long>(p.M), static_cast<long long>(p.N),
+                      summary(plan).c_str(), cells.c_str());
+          std::fflush(stdout);
+        };
+        // A plan that cannot be launched or timed is reported and the table goes on: one bad
+        // candidate must not cost the others' times (nor the JSON, written after every plan).
+        try {
+          Launch l = device_launch(p, in, dws, stream);
+          for (int i = 0; i < kWarmup; ++i) launch_plan(plan, l);
+          // The sweep's sample (harness/timing.hpp): flush, the GPU held while the launch is
+          // enqueued, then the events around the launch alone -- so that the host's work in a
+          // launch (a plan's checks, a cudaMemsetAsync) is not timed here either.
+          SampleTimer timer([&](int, cudaStream_t st) { l.stream = st; launch_plan(plan, l); },
+                            BatchPlan{}, &flusher, stream.get());
+          std::vector<double> us;
+          for (int i = 0; i < kSamples; ++i) us.push_back(timer.sample() * 1e6);
+          const double med = median(us);
+          // Verify a sample of rows of this plan's output; no time is reported for a plan whose
+          // output failed.
+          const VerifyResult v = verify_sampled_rows(p, xt, in.dy);
+          CHECK(v.passed);
+          rec["verified"] = v.passed;
+          if (!v.passed) {
+            row("VERIFY FAILED (" + v.detail + ")");
+          } else {
+            if (pi == 0) default_us = med;
+            const double gbps = p.min_bytes() / (med * 1e-6) / 1e9;
+            // Clusters the device holds at once (cudaOccupancyMaxActiveClusters): with the
+            // plan's cluster size, how many of the card's SMs a wave of clusters can keep busy
+            // (-1: a plan without clusters, printed as nothing).
+            const int clusters = prod::active_clusters(plan, t);
+            const std::string placed =
+                clusters > 0 ? " clusters=" + std::to_string(clusters) : std::string{};
+            char ratio[16] = "     -";  // the default's time missing (its plan failed)
+            if (default_us > 0) std::snprintf(ratio, sizeof ratio, "%6.3f", default_us / med);
+            char cells[96];
+            std::snprintf(cells, sizeof cells, "%10.1f %9.0f %s%s", med, gbps, ratio,
+                          placed.c_str());
+            row(cells);
+            rec["median_us"] = med;
+            rec["min_us"] = *std::min_element(us.begin(), us.end());
+            rec["effective_GBps"] = gbps;
+            rec["active_clusters"] = std::max(clusters, 0);
+          }
+        } catch (const std::exception& e) {
+          (void)cudaGetLastError();  // a launch's error, not the next plan's
+          row(std::string("LAUNCH FAILED: ") + e.what());
+          rec["error"] = e.what();
+          FAIL_CHECK(summary(plan) << ": " << e.what());
+        }
+        out.push_back(rec);
+        if (const char* path = std::getenv("SMR_TUNE_JSON")) {
+          std::ofstream f(path);
+          f << out.dump(1) << "\n";
+        }
       }
     }
-  }
-  if (const char* path = std::getenv("SMR_TUNE_JSON")) {
-    std::ofstream f(path);
-    f << out.dump(1) << "\n";
   }
 }
 
