@@ -550,6 +550,7 @@ TEST_CASE("production softmax: time every candidate plan of the default sweep's 
   const auto [n_lo, n_hi] = tune_n_range();
   const std::int64_t pad = tune_ld_pad();
   nlohmann::json out = nlohmann::json::array();
+  const char* const json_path = std::getenv("SMR_TUNE_JSON");  // rewritten after every plan
   L2Flusher flusher(static_cast<std::int64_t>(d.l2_bytes));
   CudaStream stream;
 
@@ -627,8 +628,8 @@ TEST_CASE("production softmax: time every candidate plan of the default sweep's 
           FAIL_CHECK(summary(plan) << ": " << e.what());
         }
         out.push_back(rec);
-        if (const char* path = std::getenv("SMR_TUNE_JSON")) {
-          std::ofstream f(path);
+        if (json_path != nullptr) {
+          std::ofstream f(json_path);
           f << out.dump(1) << "\n";
         }
       }
