@@ -33,11 +33,24 @@
 //
 // Limits: N <= the tile's capacity + the shared memory a block can take (the dispatch's
 // block_hybrid_max_n); M <= 2^31 - 1 (one block per row).
+//
+// Across a cluster (SoftmaxPlan::cluster = C > 1; session 23, a candidate the tuning test times):
+// a row too long for one block is cut into C equal slices (whole vectors), one per block of a
+// cluster, and each block holds its slice as above -- the first part in its register tile, the
+// rest in its shared memory -- and reduces it to one (max, sum) pair, merged with the other
+// blocks' through distributed shared memory (cluster_stats.cuh, as cluster_tile and cluster_row
+// do). What it adds to those two: cluster_tile holds at most a tile a block (16384 or 32768
+// elements), cluster_row stages the whole slice through shared memory; here a block holds up to
+// a tile plus 227 KB, so a row of 2^18 fp32 is 4 blocks of 65536 (32768 in registers, 128 KiB in
+// shared memory), where cluster_tile needs 8-16 blocks and split_row runs it over the whole card.
+#include <cooperative_groups.h>
+
 #include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
 
+#include "kernels/cluster_stats.cuh"
 #include "kernels/cuda_check.hpp"
 #include "kernels/row_slice.cuh"
 #include "kernels/row_tile.cuh"
@@ -55,10 +68,13 @@ inline constexpr int kOutputGroup = sizeof(T) == 4 ? 2 : 1;
 
 // W = V: the tile's window ends on a 16-byte boundary of x and y (kWindowed: the row starts
 // anywhere), so the slice starts on one. W = 1: element by element, the slice through its window.
-template <int W, bool kWindowed, int kThreads, int K, class T>
+// kCluster: this block's part of the row is slice `rank` of C (elements [rank x slice, ...), a
+// multiple of V from the row's start, so it lies against 16-byte boundaries as the row does);
+// else the whole row (slice = N).
+template <int W, bool kWindowed, bool kCluster, int kThreads, int K, class T>
 __device__ __forceinline__ void block_hybrid_body(const T* __restrict__ x, T* __restrict__ y,
                                                   std::int64_t N, std::int64_t ld_x,
-                                                  std::int64_t ld_y) {
+                                                  std::int64_t ld_y, std::int64_t slice) {
   constexpr int V = Vec<T>::kElems;
   constexpr std::int64_t kCapacity = static_cast<std::int64_t>(kThreads) * K * V;
   extern __shared__ __align__(kVecBytes) unsigned char slice_smem[];
@@ -66,8 +82,15 @@ __device__ __forceinline__ void block_hybrid_body(const T* __restrict__ x, T* __
   __shared__ BlockBarrier bars[kSliceChunks];
   T* s = reinterpret_cast<T*>(slice_smem);
   const int t = static_cast<int>(threadIdx.x);
-  const T* xrow = x + static_cast<std::int64_t>(blockIdx.x) * ld_x;
-  T* yrow = y + static_cast<std::int64_t>(blockIdx.x) * ld_y;
+  std::int64_t row = blockIdx.x, begin = 0;
+  if constexpr (kCluster) {
+    const cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
+    row = blockIdx.x / cluster.num_blocks();  // 1-D clusters tile the grid, C blocks a row
+    begin = cluster.block_rank() * slice;
+    N = std::max<std::int64_t>(0, std::min(slice, N - begin));  // from here on: this block's part
+  }
+  const T* xrow = x + row * ld_x + begin;
+  T* yrow = y + row * ld_y + begin;
 
   // 1. The slice's copies first (they take longest), then the tile's loads.
   const std::int64_t cut = std::min(N, kCapacity - (W == V && kWindowed ? row_head(xrow) : 0));
@@ -83,22 +106,30 @@ __device__ __forceinline__ void block_hybrid_body(const T* __restrict__ x, T* __
   const RowStats mine = tile_stats(tile);
   // (W == 1: the slice may start off a 16-byte boundary, as in slice_window<W == 1> above.)
   const RowStats sliced = slice_stats<W == 1>(s, w, per, sb);
-  const RowStats stats = block_allreduce<kThreads>(merge(mine, sliced), MergeOp{});
+  RowStats stats = block_allreduce<kThreads>(merge(mine, sliced), MergeOp{});
+  if constexpr (kCluster) {
+    // The row's statistics from every block's pair (distributed shared memory).
+    __shared__ RowStats block_stats;
+    stats = cluster_row_stats(block_stats, stats);
+  }
 
   // 3. Output: the tile from registers, the slice from shared memory.
   store_tile<W, kThreads, kWindowed>(yrow, cut, t, tile, tile_scale(mine, stats));
   const RowScale scale = row_scale(stats);
   write_slice_vecs_grouped<kOutputGroup<T>>(s, yrow + cut - w.lo, w.vlo, w.vhi, W == V, scale);
   write_slice_edges(s, yrow + cut - w.lo, w, scale);
+  // No block may exit (and free its shared memory) while another still reads its pair.
+  if constexpr (kCluster) cluster_wait_readers();
 }
 
 // A thread within 64 registers: 1024 threads per SM (one block of 1024, or two of 512;
 // softmax_families.hpp).
-template <class T, int kThreads, int K, Access A>
+template <class T, int kThreads, int K, Access A, bool kCluster>
 __global__ void __launch_bounds__(kThreads, kTileMinBlocks<kThreads>)
     block_hybrid_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t N,
-                        std::int64_t ld_x, std::int64_t ld_y) {
-  block_hybrid_body<kGroupWidth<T, A>, kWindowed<A>, kThreads, K>(x, y, N, ld_x, ld_y);
+                        std::int64_t ld_x, std::int64_t ld_y, std::int64_t slice) {
+  block_hybrid_body<kGroupWidth<T, A>, kWindowed<A>, kCluster, kThreads, K>(x, y, N, ld_x, ld_y,
+                                                                            slice);
 }
 
 template <class T, Access A, class F>
@@ -107,21 +138,54 @@ bool with_kernel(const SoftmaxPlan& plan, F&& f) {
   return with_tile(Tiles{}, plan.threads, plan.vecs, [&](auto tile) {
     constexpr int kThreads = decltype(tile)::kLanes;
     constexpr int K = decltype(tile)::kVecs;
-    const auto kernel = block_hybrid_kernel<T, kThreads, K, A>;
-    static const bool prepared = [&] {  // once per instantiation
+    const auto prepare = [](auto kernel, bool cluster) {
       allow_all_dynamic_shared_memory(kernel);
+      // Clusters of more than 8 blocks need the opt-in.
+      if (cluster)
+        CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
       return true;
-    }();
-    (void)prepared;
-    f(kernel, static_cast<std::int64_t>(kThreads) * K * Vec<T>::kElems);
+    };
+    const std::int64_t capacity = static_cast<std::int64_t>(kThreads) * K * Vec<T>::kElems;
+    if (plan.cluster > 1) {
+      const auto kernel = block_hybrid_kernel<T, kThreads, K, A, true>;
+      static const bool prepared = prepare(kernel, true);  // once per instantiation
+      (void)prepared;
+      f(kernel, capacity);
+    } else {
+      const auto kernel = block_hybrid_kernel<T, kThreads, K, A, false>;
+      static const bool prepared = prepare(kernel, false);
+      (void)prepared;
+      f(kernel, capacity);
+    }
   });
+}
+
+// Elements of a row each block holds: the plan's slice across a cluster, else the row.
+std::int64_t block_part(const SoftmaxPlan& plan, const Problem& p) {
+  return plan.cluster > 1 ? plan.slice : p.N;
 }
 
 }  // namespace
 
 void launch_block_hybrid(const SoftmaxPlan& plan, const Launch& l) {
   const Problem& p = l.p;
-  check_grid_blocks("block_hybrid", "M (one block per row)", p.M);
+  const int C = plan.cluster;
+  if (C > 1) {
+    if (C > kMaxClusterSize || (C & (C - 1)) != 0)
+      throw std::invalid_argument("block_hybrid: cluster size " + std::to_string(C) +
+                                  " is not a power of two in 1..16");
+    const std::int64_t V = kVecBytes / dtype_bytes(p.dtype);
+    // Every block's slice in whole vectors, none of them empty.
+    if (plan.slice < 1 || plan.slice % V != 0 || plan.slice * C < p.N || plan.slice * (C - 1) >= p.N)
+      throw std::invalid_argument("block_hybrid: " + std::to_string(C) + " slices of " +
+                                  std::to_string(plan.slice) +
+                                  " elements do not cut N = " + std::to_string(p.N) +
+                                  " into non-empty parts of whole vectors");
+    check_grid_blocks("block_hybrid", "M x C", p.M * C);
+  } else {
+    check_grid_blocks("block_hybrid", "M (one block per row)", p.M);
+  }
+  const std::int64_t part = block_part(plan, p);
   bool found = false;
   with_storage(p.dtype, [&](auto type_tag) {
     using T = decltype(type_tag);
@@ -129,21 +193,53 @@ void launch_block_hybrid(const SoftmaxPlan& plan, const Launch& l) {
     const Access access = row_access(l.x, p.ld_x, l.y, p.ld_y, sizeof(T));
     with_access(access, [&](auto a) {
       found = with_kernel<T, a>(plan, [&](auto kernel, std::int64_t capacity) {
-        // The slice: x[cut, N) with cut >= capacity - (V - 1), its window up to V - 1 more.
+        // The block's shared-memory part: x[cut, part) with cut >= capacity - (V - 1), its window
+        // up to V - 1 more.
         constexpr std::int64_t V = Vec<T>::kElems;
-        const std::int64_t need = std::max<std::int64_t>(0, p.N - capacity) + 2 * V;
+        const std::int64_t need = std::max<std::int64_t>(0, part - capacity) + 2 * V;
         if (plan.smem_bytes < static_cast<std::size_t>(need * static_cast<std::int64_t>(sizeof(T))))
           throw std::invalid_argument("block_hybrid: " + std::to_string(plan.smem_bytes) +
                                       " bytes of shared memory do not hold the " +
-                                      std::to_string(p.N) + " - " + std::to_string(capacity) +
+                                      std::to_string(part) + " - " + std::to_string(capacity) +
                                       " elements past the register tile");
-        kernel<<<static_cast<unsigned>(p.M), plan.threads, plan.smem_bytes, l.stream>>>(
-            static_cast<const T*>(l.x), static_cast<T*>(l.y), p.N, p.ld_x, p.ld_y);
+        const auto* xp = static_cast<const T*>(l.x);
+        auto* yp = static_cast<T*>(l.y);
+        if (C > 1) {
+          cudaLaunchAttribute attr[1];
+          const cudaLaunchConfig_t cfg =
+              cluster_launch_config(p.M * C, plan.threads, plan.smem_bytes, C, l.stream, attr);
+          CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, xp, yp, p.N, p.ld_x, p.ld_y, plan.slice));
+        } else {
+          kernel<<<static_cast<unsigned>(p.M), plan.threads, plan.smem_bytes, l.stream>>>(
+              xp, yp, p.N, p.ld_x, p.ld_y, p.N);
+        }
         CUDA_CHECK_LAUNCH();
       });
     });
   });
   if (!found) throw no_tile_error("block_hybrid", "T", plan.threads, plan.vecs, p.dtype);
+}
+
+int block_hybrid_active_clusters(const SoftmaxPlan& plan, DType t) {
+  int clusters = 0;
+  bool found = false;
+  with_storage(t, [&](auto type_tag) {
+    using T = decltype(type_tag);
+    // (The aligned instantiation: the others take the same resources.)
+    found = with_kernel<T, Access::aligned>(plan, [&](auto kernel, std::int64_t) {
+      cudaLaunchAttribute attr[1];
+      const cudaLaunchConfig_t cfg = cluster_launch_config(plan.cluster, plan.threads,
+                                                           plan.smem_bytes, plan.cluster, nullptr,
+                                                           attr);
+      // An error here (a cluster the device can never place) counts as none.
+      if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg) != cudaSuccess) {
+        (void)cudaGetLastError();
+        clusters = 0;
+      }
+    });
+  });
+  if (!found) throw no_tile_error("block_hybrid", "T", plan.threads, plan.vecs, t);
+  return clusters;
 }
 
 }  // namespace smr::prod

@@ -112,6 +112,8 @@ void launch_plan(const SoftmaxPlan& plan, const Launch& l) {
 int prod::active_clusters(const SoftmaxPlan& plan, DType t) {
   if (plan.family == SoftmaxFamily::cluster_row) return cluster_row_active_clusters(plan, t);
   if (plan.family == SoftmaxFamily::cluster_tile) return cluster_tile_active_clusters(plan, t);
+  if (plan.family == SoftmaxFamily::block_hybrid && plan.cluster > 1)
+    return block_hybrid_active_clusters(plan, t);
   return -1;
 }
 

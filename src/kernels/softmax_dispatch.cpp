@@ -134,15 +134,19 @@ std::size_t slice_smem_limit(const DeviceLimits& d) {
 // One block per row: `tile` holds the row's first elements in registers, shared memory the rest
 // (with two vectors of room: the register part ends on a 16-byte boundary of x, so the rest may
 // start up to V - 1 elements later than capacity, and its window up to V - 1 before that).
-// threads = 0 when the rest does not fit.
-SoftmaxPlan block_hybrid_plan(const Problem& p, const DeviceLimits& d, TileShape tile) {
+// threads = 0 when the rest does not fit. C > 1: the row cut into C equal slices of whole vectors,
+// one per block of a cluster, each held that way (a slice longer than the tile; threads = 0 where
+// a slice is not, or the row is too short for C non-empty slices).
+SoftmaxPlan block_hybrid_plan(const Problem& p, const DeviceLimits& d, TileShape tile, int C = 1) {
   SoftmaxPlan s;
   s.family = SoftmaxFamily::block_hybrid;
   const i64 V = vec_elems(p.dtype);
   const i64 b = dtype_bytes(p.dtype);
   const i64 cap = tile_capacity(tile, p.dtype);
-  const i64 rest = round_up(std::max<i64>(0, p.N - cap), V) + 2 * V;
-  if (p.N <= cap || static_cast<std::size_t>(rest * b) > slice_smem_limit(d)) return s;
+  const i64 part = C > 1 ? round_up(ceil_div(p.N, C), V) : p.N;  // elements per block
+  const i64 rest = round_up(std::max<i64>(0, part - cap), V) + 2 * V;
+  if (part <= cap || static_cast<std::size_t>(rest * b) > slice_smem_limit(d)) return s;
+  if (C > 1 && part * (C - 1) >= p.N) return s;
   // Blocks per SM: 1024 threads' registers at 64 a thread, and the slices' shared memory.
   const i64 by_smem = static_cast<i64>(
       smem_per_sm(d) / (static_cast<std::size_t>(rest * b) + kSliceStaticSmem + kSmemReservedPerBlock));
@@ -151,16 +155,28 @@ SoftmaxPlan block_hybrid_plan(const Problem& p, const DeviceLimits& d, TileShape
   s.threads = tile.threads_or_lanes;
   s.vecs = tile.vecs;
   s.capacity = cap;
-  s.slice = p.N - cap;
-  s.resident = p.N - cap;
+  s.cluster = C;
+  s.slices = C;
+  s.slice = part;
+  s.resident = part - cap;
   s.smem_bytes = static_cast<std::size_t>(rest * b);
-  s.grid = p.M;
-  s.rows_in_flight = std::min<i64>(p.M, per_sm * d.sm_count);
-  s.why = fmt::format(
-      "{}: block_hybrid, one block per row, the first {} elements in registers ({} threads x {} "
-      "16-byte vectors), the other {} ({}) in shared memory (TMA bulk copy); no cluster; x read "
-      "once",
-      shape_words(p), cap, s.threads, s.vecs, s.slice, kib(static_cast<double>(s.slice * b)));
+  s.grid = p.M * C;
+  s.rows_in_flight = std::max<i64>(1, std::min<i64>(p.M, per_sm * d.sm_count / C));
+  if (C == 1)
+    s.why = fmt::format(
+        "{}: block_hybrid, one block per row, the first {} elements in registers ({} threads x {} "
+        "16-byte vectors), the other {} ({}) in shared memory (TMA bulk copy); no cluster; x read "
+        "once",
+        shape_words(p), cap, s.threads, s.vecs, s.resident,
+        kib(static_cast<double>(s.resident * b)));
+  else
+    s.why = fmt::format(
+        "{}: block_hybrid across a cluster of {} blocks per row, each a slice of {} elements: the "
+        "first {} in registers ({} threads x {} 16-byte vectors), the other {} ({}) in shared "
+        "memory (TMA bulk copy), (max, sum) exchanged through distributed shared memory; x read "
+        "once",
+        shape_words(p), C, part, cap, s.threads, s.vecs, s.resident,
+        kib(static_cast<double>(s.resident * b)));
   return s;
 }
 
@@ -640,10 +656,13 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
       break;
     }
     case SoftmaxFamily::block_hybrid:
-      for (TileShape t : block_hybrid_tiles(p.dtype)) {
-        SoftmaxPlan s = block_hybrid_plan(p, d, t);
-        if (s.threads > 0) out.push_back(s);
-      }
+      // One block per row, then across clusters of 2 ... max_cluster blocks (session 23's
+      // candidates: each block a slice longer than its tile).
+      for (int C = 1; C <= max_cluster; C *= 2)
+        for (TileShape t : block_hybrid_tiles(p.dtype)) {
+          SoftmaxPlan s = block_hybrid_plan(p, d, t, C);
+          if (s.threads > 0) out.push_back(s);
+        }
       break;
     case SoftmaxFamily::cluster_tile:
       for (TileShape t : cluster_tile_tiles(p.dtype)) {
@@ -810,8 +829,10 @@ std::string summary(const SoftmaxPlan& s) {
     case SoftmaxFamily::block_row:
       return fmt::format("block_row T={} K={} cap={}", s.threads, s.vecs, s.capacity);
     case SoftmaxFamily::block_hybrid:
-      return fmt::format("block_hybrid T={} K={} cap={} smem={}", s.threads, s.vecs, s.capacity,
-                         s.smem_bytes);
+      return fmt::format("block_hybrid {}T={} K={} cap={} smem={}",
+                         s.cluster > 1 ? fmt::format("C={} slice={} ", s.cluster, s.slice)
+                                       : std::string{},
+                         s.threads, s.vecs, s.capacity, s.smem_bytes);
     case SoftmaxFamily::cluster_tile:
       return fmt::format("cluster_tile C={} T={} K={} slice={}", s.cluster, s.threads, s.vecs,
                          s.slice);

@@ -26,11 +26,12 @@ void launch_split_row(const SoftmaxPlan& plan, const Launch& l);    // split_row
 // (cudaOccupancyMaxActiveClusters); 0 when such a cluster cannot be scheduled at all.
 int cluster_row_active_clusters(const SoftmaxPlan& plan, DType t);
 int cluster_tile_active_clusters(const SoftmaxPlan& plan, DType t);
-// The one of the two for the plan's family; -1 for a plan of another family (no cluster).
+int block_hybrid_active_clusters(const SoftmaxPlan& plan, DType t);  // plan.cluster > 1
+// The one for the plan's family; -1 for a plan without a cluster.
 int active_clusters(const SoftmaxPlan& plan, DType t);
 
-// Whether the device can place the plan's cluster at all (either cluster family; true for every
-// other plan and for a cluster of one block). The registry entry never picks a plan that fails
+// Whether the device can place the plan's cluster at all (the cluster families and block_hybrid
+// across a cluster; true for every other plan and for a cluster of one block). The registry entry never picks a plan that fails
 // this, and the tests skip such candidates for the same reason (softmax.cu).
 bool cluster_placeable(const SoftmaxPlan& plan, DType t);
 
@@ -88,7 +89,7 @@ inline std::invalid_argument no_tile_error(std::string_view family, std::string_
 }
 
 // A launch of `blocks` blocks of `threads` threads in 1-D clusters of `cluster` blocks (the
-// cluster kernels: cluster_row.cu, cluster_tile.cu). `attr` is the one attribute it points to.
+// cluster kernels: cluster_row.cu, cluster_tile.cu, block_hybrid.cu across a cluster). `attr` is the one attribute it points to.
 inline cudaLaunchConfig_t cluster_launch_config(std::int64_t blocks, int threads, std::size_t smem,
                                                 int cluster, cudaStream_t stream,
                                                 cudaLaunchAttribute* attr) {

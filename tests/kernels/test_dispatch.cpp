@@ -117,12 +117,23 @@ void check_invariants(const SoftmaxPlan& s, const Problem& p, const DeviceLimits
         return t.threads_or_lanes == s.threads && t.vecs == s.vecs;
       }));
       CHECK(s.capacity == std::int64_t{s.threads} * s.vecs * V);
-      CHECK(s.capacity < p.N);  // else block_row
-      CHECK(s.slice == p.N - s.capacity);
-      // The rest of the row and two vectors of room for its window, in whole vectors.
-      CHECK(s.smem_bytes == static_cast<std::size_t>(((s.slice + V - 1) / V + 2) * V * b));
+      CHECK(s.slices == s.cluster);
+      if (s.cluster == 1) {
+        CHECK(s.slice == p.N);  // one block per row
+      } else {
+        // Across a cluster: C equal slices of whole vectors, none empty.
+        CHECK((s.cluster & (s.cluster - 1)) == 0);
+        CHECK(s.cluster <= kMaxClusterSize);
+        CHECK(s.slice % V == 0);
+        CHECK(s.slice * s.cluster >= p.N);
+        CHECK(s.slice * (s.cluster - 1) < p.N);
+      }
+      CHECK(s.capacity < s.slice);  // else block_row or cluster_tile
+      CHECK(s.resident == s.slice - s.capacity);
+      // The rest of the block's part and two vectors of room for its window, in whole vectors.
+      CHECK(s.smem_bytes == static_cast<std::size_t>(((s.resident + V - 1) / V + 2) * V * b));
       CHECK(s.smem_bytes + kSliceStaticSmem <= d.shared_bytes_per_block);
-      CHECK(s.grid == p.M);
+      CHECK(s.grid == p.M * s.cluster);
       CHECK(s.traffic == TrafficModel::fused);
       CHECK(s.workspace_bytes == 0);
       break;
@@ -829,6 +840,69 @@ std::vector<SoftmaxPlan> ring_plans(const Problem& p) {
   for (const SoftmaxPlan& s : candidate_plans(p, kH200))
     if (s.ring) out.push_back(s);
   return out;
+}
+
+// block_hybrid's candidates across a cluster of C blocks for p.
+std::vector<SoftmaxPlan> hybrid_cluster_plans(const Problem& p) {
+  std::vector<SoftmaxPlan> out;
+  for (const SoftmaxPlan& s : candidate_plans(p, kH200))
+    if (s.family == SoftmaxFamily::block_hybrid && s.cluster > 1) out.push_back(s);
+  return out;
+}
+
+TEST_CASE("dispatch: block_hybrid across a cluster, a slice longer than a tile per block",
+          "[dispatch]") {
+  // fp32 512 x 262144: 4 blocks of 65536 (the 1024-thread tile's 32768 and 128 KiB of shared
+  // memory), 8 of 32768 (either tile and the rest in shared memory); 16 of 16384 would fit the
+  // 512-thread tile alone (cluster_tile's).
+  const Problem p = dense(512, 1 << 18, DType::f32);
+  const std::vector<SoftmaxPlan> plans = hybrid_cluster_plans(p);
+  const auto has = [&](int C, int threads) {
+    return std::any_of(plans.begin(), plans.end(), [&](const SoftmaxPlan& s) {
+      return s.cluster == C && s.threads == threads;
+    });
+  };
+  CHECK(has(4, 1024));
+  CHECK(has(4, 512));  // 16384 in registers, 49152 (192 KiB) in shared memory
+  CHECK(has(8, 1024) == false);  // 32768 per block: the 1024-thread tile holds it whole
+  CHECK(has(8, 512));
+  CHECK_FALSE(has(16, 512));
+  CHECK_FALSE(has(2, 1024));  // 131072 per block: past a tile and a block's shared memory
+  for (const SoftmaxPlan& s : plans) {
+    INFO(summary(s));
+    CHECK(s.slice * s.cluster == p.N);
+    CHECK(s.resident == s.slice - s.capacity);
+    CHECK(s.grid == p.M * s.cluster);
+    CHECK(summary(s).find("C=" + std::to_string(s.cluster)) != std::string::npos);
+  }
+  // The default is not one of them (a candidate until it is timed).
+  CHECK(plan_softmax(p, kH200).family == SoftmaxFamily::split_row);
+  // Rows no cluster of block_hybrid blocks holds: fp32 2^21 (131072 a block at C = 16).
+  CHECK(hybrid_cluster_plans(dense(64, 1 << 21, DType::f32)).empty());
+  // No clusters on the device: none.
+  for (const SoftmaxPlan& s : candidate_plans(p, kH200, 1))
+    CHECK_FALSE((s.family == SoftmaxFamily::block_hybrid && s.cluster > 1));
+  // 16-bit rows hold twice the elements a block: bf16 2^21 on 16 blocks of 131072.
+  CHECK_FALSE(hybrid_cluster_plans(dense(64, 1 << 21, DType::bf16)).empty());
+}
+
+TEST_CASE("block_hybrid refuses a cluster plan it cannot run, before any launch", "[dispatch]") {
+  const Problem p = dense(512, 1 << 18, DType::f32);
+  const std::vector<SoftmaxPlan> plans = hybrid_cluster_plans(p);
+  REQUIRE_FALSE(plans.empty());
+  const SoftmaxPlan good = plans.front();
+  SoftmaxPlan three = good;
+  three.cluster = 3;
+  CHECK(launch_refusal(three, p).find("power of two") != std::string::npos);
+  SoftmaxPlan short_slices = good;  // the slices do not cover the row
+  short_slices.slice = good.slice / 2;
+  CHECK(launch_refusal(short_slices, p).find("do not cut N") != std::string::npos);
+  SoftmaxPlan odd = good;  // not whole vectors
+  odd.slice = good.slice + 1;
+  CHECK(launch_refusal(odd, p).find("do not cut N") != std::string::npos);
+  SoftmaxPlan empty = good;  // the last block's slice empty
+  empty.slice = p.N;
+  CHECK(launch_refusal(empty, p).find("do not cut N") != std::string::npos);
 }
 
 TEST_CASE("dispatch: split_row's ring of chunk slots, for aligned rows on chip with room for it",

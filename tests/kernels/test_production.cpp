@@ -233,8 +233,8 @@ TEST_CASE("production softmax: every candidate plan of a shape is correct", "[gp
 // Rows whose weight sits at the edges of the parts of the row a plan keeps in shared memory:
 // the elements on either side of each boundary b (b - 1 and b: multiples of plan.slice and of
 // plan.resident, where slices and their resident parts begin, and where a resident part ends in
-// a row read twice; block_hybrid's plan.capacity, where its register tile ends, and the V before
-// it; the row's first and last elements) are -5 + N(0, 1) / 4, every other
+// a row read twice; block_hybrid's plan.capacity past each slice's start, where its register
+// tile ends, and the V before it; the row's first and last elements) are -5 + N(0, 1) / 4, every other
 // element -14 + N(0, 1). A boundary element is then ~e^9 times any other: at N = 10^6 the other
 // elements sum to ~200 of them, so a boundary element missing from the sum moves every output of
 // the row by more than 1/(200 + boundaries), ~100 tolerances; a window position outside the
@@ -250,9 +250,11 @@ std::vector<float> slice_edge_input(const Problem& p, const SoftmaxPlan& plan, s
   // A row read twice: where each slice's resident part ends and its streamed part begins.
   if (plan.slice > plan.resident && plan.resident > 0)
     for (std::int64_t b = plan.resident; b < p.N; b += plan.slice) edges.emplace_back(b, 1);
-  // block_hybrid's shared-memory part starts up to V - 1 elements before the tile's capacity.
+  // block_hybrid's shared-memory part starts up to V - 1 elements before the tile's capacity,
+  // in each block's slice (one a row, or one per block of a cluster).
   if (plan.family == SoftmaxFamily::block_hybrid)
-    edges.emplace_back(plan.capacity, vec_elems(p.dtype));
+    for (std::int64_t b = 0; b < p.N; b += plan.slice)
+      edges.emplace_back(b + plan.capacity, vec_elems(p.dtype));
   for (std::int64_t i = 0; i < p.M; ++i) {
     float* row = x.data() + i * p.ld_x;
     for (std::int64_t j = 0; j < p.N; ++j) row[j] -= 14.0f;
