@@ -227,15 +227,8 @@ int block_hybrid_active_clusters(const SoftmaxPlan& plan, DType t) {
     using T = decltype(type_tag);
     // (The aligned instantiation: the others take the same resources.)
     found = with_kernel<T, Access::aligned>(plan, [&](auto kernel, std::int64_t) {
-      cudaLaunchAttribute attr[1];
-      const cudaLaunchConfig_t cfg = cluster_launch_config(plan.cluster, plan.threads,
-                                                           plan.smem_bytes, plan.cluster, nullptr,
-                                                           attr);
-      // An error here (a cluster the device can never place) counts as none.
-      if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg) != cudaSuccess) {
-        (void)cudaGetLastError();
-        clusters = 0;
-      }
+      clusters = max_active_clusters(reinterpret_cast<const void*>(kernel), plan.threads,
+                                     plan.smem_bytes, plan.cluster);
     });
   });
   if (!found) throw no_tile_error("block_hybrid", "T", plan.threads, plan.vecs, t);

@@ -141,14 +141,8 @@ int cluster_row_active_clusters(const SoftmaxPlan& plan, DType t) {
     // (Either instantiation: both within the launch bounds' 42 registers, the same shared memory.)
     const auto kernel = cluster_row_kernel<T, true>;
     prepare<T, true>();
-    cudaLaunchAttribute attr[1];  // one cluster's worth of blocks
-    const cudaLaunchConfig_t cfg = cluster_launch_config(
-        plan.cluster, kSliceThreads, plan.smem_bytes, plan.cluster, nullptr, attr);
-    // An error here (a cluster the device can never place) counts as none.
-    if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg) != cudaSuccess) {
-      (void)cudaGetLastError();
-      clusters = 0;
-    }
+    clusters = max_active_clusters(reinterpret_cast<const void*>(kernel), kSliceThreads,
+                                   plan.smem_bytes, plan.cluster);
   });
   return clusters;
 }

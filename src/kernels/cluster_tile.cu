@@ -139,14 +139,8 @@ int cluster_tile_active_clusters(const SoftmaxPlan& plan, DType t) {
     using T = decltype(type_tag);
     // (The aligned instantiation: the others take the same resources, 64 registers a thread.)
     found = with_kernel<T, Access::aligned>(plan, [&](auto kernel, std::int64_t) {
-      cudaLaunchAttribute attr[1];
-      const cudaLaunchConfig_t cfg =
-          cluster_launch_config(plan.cluster, plan.threads, 0, plan.cluster, nullptr, attr);
-      // An error here (a cluster the device can never place) counts as none.
-      if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg) != cudaSuccess) {
-        (void)cudaGetLastError();
-        clusters = 0;
-      }
+      clusters = max_active_clusters(reinterpret_cast<const void*>(kernel), plan.threads, 0,
+                                     plan.cluster);
     });
   });
   if (!found) throw no_tile_error("cluster_tile", "T", plan.threads, plan.vecs, t);

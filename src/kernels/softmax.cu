@@ -117,6 +117,17 @@ int prod::active_clusters(const SoftmaxPlan& plan, DType t) {
   return -1;
 }
 
+int prod::max_active_clusters(const void* kernel, int threads, std::size_t smem, int cluster) {
+  cudaLaunchAttribute attr[1];  // one cluster's worth of blocks
+  const cudaLaunchConfig_t cfg = cluster_launch_config(cluster, threads, smem, cluster, nullptr, attr);
+  int clusters = 0;
+  if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return clusters;
+}
+
 bool prod::cluster_placeable(const SoftmaxPlan& plan, DType t) {
   return plan.cluster <= 1 || active_clusters(plan, t) != 0;
 }

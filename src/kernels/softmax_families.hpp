@@ -27,6 +27,10 @@ void launch_split_row(const SoftmaxPlan& plan, const Launch& l);    // split_row
 int cluster_row_active_clusters(const SoftmaxPlan& plan, DType t);
 int cluster_tile_active_clusters(const SoftmaxPlan& plan, DType t);
 int block_hybrid_active_clusters(const SoftmaxPlan& plan, DType t);  // plan.cluster > 1
+// Clusters of `cluster` blocks of `kernel` (`threads` threads, `smem` dynamic shared memory each)
+// the current device holds at once (cudaOccupancyMaxActiveClusters); an error -- a cluster the
+// device can never place -- counts as 0. What the three functions above ask (softmax.cu).
+int max_active_clusters(const void* kernel, int threads, std::size_t smem, int cluster);
 // The one for the plan's family; -1 for a plan without a cluster.
 int active_clusters(const SoftmaxPlan& plan, DType t);
 
