@@ -480,9 +480,12 @@ std::optional<SoftmaxPlan> split_ring(const Problem& p, const DeviceLimits& d, i
 //   part of shared memory is then free, and it gives the copies a trip of lead time: session 9's
 //   tuning run, 1.047x the one-slice plan at N = 2^21, 1.08x the two-slice plan; where the slices
 //   had to shrink, 2^18-2^20, 0.88-0.95x);
-// fp32 rows off 16-byte boundaries (N = 1000003) take neither: two blocks per SM with counted
-// partials ran 1.044x, 1.065x and 1.073x the default in three tuning runs (sessions 8 and 9), the
-// two-slice plan 0.93x that. Aligned fp32 rows on chip that take neither form and go one at a time
+// fp32 rows off 16-byte boundaries (N = 1000003): two blocks per SM with counted partials ran
+// 1.044x, 1.065x and 1.073x the default in three tuning runs (sessions 8 and 9), the two-slice
+// plan 0.93x that; since sessions 21 and 22's statistics loops the two-slice plan with the
+// prefetch ran 1.001x (session 21) and 1.022x (session 22's call 2) the counted one, and is the
+// default where it keeps kSplitPipelinedMinRows rows in flight (branch s22-odd-two-slice: to be
+// timed again before it lands). Aligned fp32 rows on chip that take neither form and go one at a time
 // over the whole card (N = 2^22: a 127 KB slice a block, two would not fit) take the ring of chunk
 // slots (split_ring; session 16's tuning run, gpu-tests/s16-call1-tune-fp32-split.log: 1.079x the
 // one-slice plan at 2^22; where it has more rows in flight or shorter slices than the plan it
@@ -497,6 +500,12 @@ SoftmaxPlan split_default(const Problem& p, const DeviceLimits& d) {
       const std::optional<SoftmaxPlan> three = split_pipelined(p, d, 3);
       if (two && three && three->slices == two->slices) return *three;
     } else {
+      // Rows off 16-byte boundaries: the two-slice plan with the prefetch where it keeps as many
+      // rows in flight as the aligned rows' default needs (session 22's call 2, N = 1000003:
+      // 1.022x the counted plan, candidate -- to be timed again), else two blocks per SM with
+      // counted partials.
+      const std::optional<SoftmaxPlan> two = split_pipelined(p, d, 2, true);
+      if (two && two->rows_in_flight >= kSplitPipelinedMinRows) return *two;
       const SoftmaxPlan two_per_sm = split_plan(p, d, Prefetch::off);
       if (two_per_sm.resident == two_per_sm.slice) return by_counter(two_per_sm);
     }

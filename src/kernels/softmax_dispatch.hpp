@@ -33,8 +33,9 @@
 //                                   slices per block with >= 3 rows in flight (each trip's
 //                                   incoming slice prefetched into L2, unpublished partials
 //                                   polled again early), else three where they are as long (the
-//                                   pipelined exchange); unaligned fp32 rows on chip: two blocks
-//                                   per SM, partials counted; aligned fp32 rows on chip one at
+//                                   pipelined exchange); unaligned fp32 rows on chip: two
+//                                   slices per block with the prefetch while >= 3 rows are in
+//                                   flight, else two blocks per SM, partials counted; aligned fp32 rows on chip one at
 //                                   a time over the card where neither pipelined form fits
 //                                   (2^22): the block's shared memory a ring of chunk slots
 #pragma once

@@ -688,19 +688,25 @@ TEST_CASE("dispatch: split_row's pipelined candidate holds two slices per block,
   CHECK(plan_softmax(dense(64, 1 << 21, DType::bf16), kH200).buffers == 1);
   // 2^22: neither fits; one slice per block.
   CHECK(plan_softmax(dense(32, 1 << 22, DType::f32), kH200).buffers == 1);
-  // Rows off 16-byte boundaries (N = 1000003, ld = N): two blocks per SM, partials counted.
+  // Rows off 16-byte boundaries (N = 1000003, ld = N): two slices per block with the prefetch
+  // (no re-poll) where that keeps 3 rows in flight; with fewer, two blocks per SM, partials
+  // counted.
   const SoftmaxPlan odd = plan_softmax(dense(134, 1000003, DType::f32), kH200);
-  CHECK(odd.buffers == 1);
-  CHECK(odd.grid > kH200.sm_count);
-  CHECK_FALSE(odd.tagged_partials);
+  CHECK(odd.buffers == 2);
+  CHECK(odd.prefetch);
+  CHECK_FALSE(odd.repoll);
+  CHECK(odd.rows_in_flight >= kSplitPipelinedMinRows);
   CHECK(odd.resident == odd.slice);
   // The sanitizer's shapes for these defaults (test_lab_kernels.cpp) take them.
   CHECK(plan_softmax(dense(2, 1 << 21, DType::f32), kH200).buffers == 3);
   CHECK(plan_softmax(dense(2, 1 << 22, DType::f32), kH200).ring);
   const SoftmaxPlan few_odd = plan_softmax(dense(4, 300001, DType::f32), kH200);
   CHECK(few_odd.family == SoftmaxFamily::split_row);
-  CHECK_FALSE(few_odd.tagged_partials);
-  CHECK(few_odd.grid > kH200.sm_count);
+  CHECK(few_odd.buffers == 2);  // 4 rows in flight
+  const SoftmaxPlan two_odd = plan_softmax(dense(2, 300001, DType::f32), kH200);
+  CHECK(two_odd.family == SoftmaxFamily::split_row);
+  CHECK_FALSE(two_odd.tagged_partials);  // 2 rows: counted, two blocks per SM
+  CHECK(two_odd.grid > kH200.sm_count);
   // Padded to 16 bytes (ld = 1000004), the same rows are aligned: the pipelined exchange.
   Problem padded_odd = dense(134, 1000003, DType::f32);
   padded_odd.ld_x = padded_odd.ld_y = 1000004;

@@ -193,13 +193,14 @@ TEST_CASE("a small shape set for compute-sanitizer, every kernel", "[gpu][saniti
       {dense(limits.sm_count, 40001), {}, InputKind::mixed},
       {dense(17, 140000), {}, InputKind::mixed},
       // split_row's defaults on rows that fit on chip: two slices per block (600000), three
-      // (2^21: one row in flight), and rows off 16-byte boundaries on two blocks per SM with
-      // counted partials (ld = 300001).
+      // (2^21: one row in flight), and rows off 16-byte boundaries (ld = 300001): two slices per
+      // block with four rows in flight, two blocks per SM with counted partials with two.
       {dense(16, 600000), {}, InputKind::mixed},
       {dense(2, 1 << 21), {}, InputKind::mixed},
       {dense(4, 300001), {}, InputKind::mixed},
-      // The same off 16-byte boundaries with blocks taking several slices in turn, each next
-      // slice's edges copied by the threads (ld = 600001).
+      {dense(2, 300001), {}, InputKind::mixed},
+      // The same off 16-byte boundaries with blocks taking several slices in turn (ld = 600001:
+      // the two-slice plan, each next slice's edges copied by the threads).
       {dense(16, 600001), {}, InputKind::mixed},
       // fp32 rows read twice whose streamed part is larger than L2 (100 MB, 66 MB streamed):
       // split_row with the streamed parts dealt to the row's blocks step by step.
