@@ -197,6 +197,40 @@ SoftmaxPlan block_hybrid_default(const Problem& p, const DeviceLimits& d) {
   return any;
 }
 
+// block_hybrid across a cluster by default (session 23's tuning table, call 1): the 512-thread
+// tile (the first listed), C = 1, 2, 4 ... up to kHybridClusterDefaultMax, the smallest C whose
+// blocks share an SM two at a time; 16-bit rows, where none does, the smallest C whose slice fits
+// at all. It needs a full wave of blocks (M x C >= SMs) and at least as much of each slice in
+// shared memory as in registers (a slice barely past its tile is cluster_tile's, and 16-bit
+// register tiles alone ran 0.78x block_hybrid at bf16 131072: session 22's tuning table); nullopt
+// where no C qualifies. On the
+// H200: bf16 N = 100000 and 131072 (C = 2) 1.015x and 1.016x block_hybrid's 1024-thread tile,
+// 262144 (C = 4) 1.062x cluster_row C = 8, 2^19 (C = 8) 1.107x and 2^20 (C = 8, slices of 131072,
+// one block an SM) 1.027x split_row, 1000003 (C = 8) 1.097x; fp32 2^18 (C = 8) 1.064x split_row's
+// pipelined plan. Where it lost (fp32 131072 0.992x cluster_tile; fp32 2^19 C = 16 0.936-0.949x
+// and 1000003 0.93x split_row; bf16 2^21 C = 16 0.90x), it is not the default.
+std::optional<SoftmaxPlan> hybrid_cluster_default(const Problem& p, const DeviceLimits& d,
+                                                  int max_cluster) {
+  const TileShape tile = block_hybrid_tiles(p.dtype).front();
+  const int C_max = std::min(max_cluster, kHybridClusterDefaultMax);
+  const auto two_per_sm = [&](const SoftmaxPlan& s) {
+    return smem_per_sm(d) / (s.smem_bytes + kSliceStaticSmem + kSmemReservedPerBlock) >= 2;
+  };
+  for (const bool shared : {true, false}) {
+    if (!shared && p.dtype == DType::f32) break;
+    for (int C = 1; C <= C_max; C *= 2) {
+      SoftmaxPlan s = block_hybrid_plan(p, d, tile, C);
+      if (s.threads == 0 || p.M * C < d.sm_count || s.resident < s.capacity ||
+          (shared && !two_per_sm(s)))
+        continue;
+      s.why += shared ? " (the fewest blocks a row that share an SM two at a time)"
+                      : " (the fewest blocks a row whose slices fit)";
+      return s;
+    }
+  }
+  return std::nullopt;
+}
+
 // ---- cluster_tile ------------------------------------------------------------------------------
 
 // C = the smallest power of two of `tile`s that covers the row (cluster = 0 when max_cluster of
@@ -483,9 +517,9 @@ std::optional<SoftmaxPlan> split_ring(const Problem& p, const DeviceLimits& d, i
 // fp32 rows off 16-byte boundaries (N = 1000003): two blocks per SM with counted partials ran
 // 1.044x, 1.065x and 1.073x the default in three tuning runs (sessions 8 and 9), the two-slice
 // plan 0.93x that; since sessions 21 and 22's statistics loops the two-slice plan with the
-// prefetch ran 1.001x (session 21) and 1.022x (session 22's call 2) the counted one, and is the
-// default where it keeps kSplitPipelinedMinRows rows in flight (branch s22-odd-two-slice: to be
-// timed again before it lands). Aligned fp32 rows on chip that take neither form and go one at a time
+// prefetch ran 1.001x (session 21), 1.022x (session 22's call 2), 1.012x and 1.010x (session 23's
+// call 1, two tables) the counted one, and is the default where it keeps kSplitPipelinedMinRows
+// rows in flight. Aligned fp32 rows on chip that take neither form and go one at a time
 // over the whole card (N = 2^22: a 127 KB slice a block, two would not fit) take the ring of chunk
 // slots (split_ring; session 16's tuning run, gpu-tests/s16-call1-tune-fp32-split.log: 1.079x the
 // one-slice plan at 2^22; where it has more rows in flight or shorter slices than the plan it
@@ -501,9 +535,9 @@ SoftmaxPlan split_default(const Problem& p, const DeviceLimits& d) {
       if (two && three && three->slices == two->slices) return *three;
     } else {
       // Rows off 16-byte boundaries: the two-slice plan with the prefetch where it keeps as many
-      // rows in flight as the aligned rows' default needs (session 22's call 2, N = 1000003:
-      // 1.022x the counted plan, candidate -- to be timed again), else two blocks per SM with
-      // counted partials.
+      // rows in flight as the aligned rows' default needs (N = 1000003: 1.010-1.022x the counted
+      // plan in three tuning tables, sessions 22 and 23), else two blocks per SM with counted
+      // partials.
       const std::optional<SoftmaxPlan> two = split_pipelined(p, d, 2, true);
       if (two && two->rows_in_flight >= kSplitPipelinedMinRows) return *two;
       const SoftmaxPlan two_per_sm = split_plan(p, d, Prefetch::off);
@@ -754,6 +788,11 @@ SoftmaxPlan plan_softmax(const Problem& p, const DeviceLimits& d, int max_cluste
                              std::min(max_cluster, kClusterTileDefaultMax));
   };
 
+  // 16-bit rows past block_row: block_hybrid's 512-thread tile, one block per row or across a
+  // cluster of up to 8 (hybrid_cluster_default), where the rows give a full wave of blocks.
+  if (p.dtype != DType::f32)
+    if (std::optional<SoftmaxPlan> h = hybrid_cluster_default(p, d, max_cluster)) return *h;
+
   // Longer rows: one block per row, registers and shared memory, while they hold the row; it
   // needs a full wave of rows (M >= SMs). Except fp32 rows that fill a cluster of 512-thread
   // register tiles exactly (N = 65536: 4 x 16384), which take the cluster: on the H200 1.009x,
@@ -770,12 +809,20 @@ SoftmaxPlan plan_softmax(const Problem& p, const DeviceLimits& d, int max_cluste
     if (h.threads > 0) return h;
   }
 
-  // fp32 rows just past block_hybrid: two blocks of a cluster, each with half the row in its
-  // shared memory (one block per SM; on the H200 1.15x cluster_tile's 4 register tiles at N =
-  // 100000: session 4's tuning run).
+  // fp32 rows just past block_hybrid, while two blocks of a cluster hold the row in shared memory
+  // (cluster_row C = 2 fits: one block per SM; on the H200 1.15x cluster_tile's 4 register tiles
+  // at N = 100000, session 4's tuning run): two blocks of a cluster, each holding half the row as
+  // block_hybrid holds a row, 16384 elements in registers and the rest in shared memory (session
+  // 23's call 1: 1.043x cluster_row C = 2 at N = 100000).
   if (p.dtype == DType::f32 && max_cluster >= 2 && p.N > block_hybrid_max_n(p.dtype, d)) {
     SoftmaxPlan two = cluster_plan(p, d, 2);
     if (two.cluster == 2 && p.M * 2 >= d.sm_count) {
+      SoftmaxPlan h = block_hybrid_plan(p, d, block_hybrid_tiles(p.dtype).front(), 2);
+      if (h.threads > 0) {
+        h.why += " (two blocks, each half the row in registers and shared memory: faster than "
+                 "cluster_row's two)";
+        return h;
+      }
       two.why += " (two blocks, each half the row in shared memory: faster than 4 register tiles)";
       return two;
     }
@@ -796,6 +843,11 @@ SoftmaxPlan plan_softmax(const Problem& p, const DeviceLimits& d, int max_cluste
   SoftmaxPlan c = smallest_cluster(p, d, row_max, kClusterSliceTarget);
   if (c.cluster == 0) c = smallest_cluster(p, d, row_max, kClusterSliceMax);
   if (c.cluster > 0 && p.M * c.cluster >= d.sm_count) return c;
+
+  // Then fp32 rows no such cluster holds, across a cluster of block_hybrid blocks two an SM
+  // (N = 2^18: 8 blocks of 16384 in registers + 64 KiB), if the card is full of them.
+  if (p.dtype == DType::f32)
+    if (std::optional<SoftmaxPlan> h = hybrid_cluster_default(p, d, max_cluster)) return *h;
 
   SoftmaxPlan s = split_default(p, d);
   if (c.cluster > 0)
