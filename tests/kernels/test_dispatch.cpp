@@ -307,7 +307,12 @@ TEST_CASE("dispatch: each family takes the rows it is built for, edge N - 1 / N 
     // 32768 in registers + 231424 bytes of shared memory less two vectors.
     CHECK(hybrid_max == block_max + 231424 / dtype_bytes(t) - 2 * V);
     CHECK(plan_softmax(padded(M, hybrid_max, t), kH200).family == SoftmaxFamily::block_hybrid);
-    CHECK(plan_softmax(dense(M, hybrid_max + 1, t), kH200).family != SoftmaxFamily::block_hybrid);
+    // One past it: block_hybrid across a cluster (fp32: two blocks, in place of cluster_row's
+    // two; 16-bit: four, the fewest that share an SM two at a time).
+    const SoftmaxPlan past_one = plan_softmax(dense(M, hybrid_max + 1, t), kH200);
+    CHECK(past_one.family == SoftmaxFamily::block_hybrid);
+    CHECK(past_one.cluster == (t == DType::f32 ? 2 : 4));
+    CHECK(past_one.threads == 512);
     const SoftmaxPlan few = plan_softmax(dense(kH200.sm_count - 1, block_max + 1, t), kH200);
     CHECK(few.family != SoftmaxFamily::block_hybrid);
     if (t == DType::f32) {
@@ -315,13 +320,12 @@ TEST_CASE("dispatch: each family takes the rows it is built for, edge N - 1 / N 
       // shared-memory slices.
       CHECK(few.family == SoftmaxFamily::cluster_tile);
       CHECK(few.cluster == 2);
-      // Past block_hybrid: two blocks of a cluster with half the row each in shared memory while
-      // that fits one block (N <= 2 x 57856), then 4 register tiles.
-      const SoftmaxPlan past_hybrid = plan_softmax(dense(M, hybrid_max + 1, t), kH200);
-      CHECK(past_hybrid.family == SoftmaxFamily::cluster_row);
-      CHECK(past_hybrid.cluster == 2);
+      // Past block_hybrid: two blocks of a cluster, each half the row as block_hybrid holds a
+      // row, while cluster_row's two would fit (N <= 2 x 57856), then 4 register tiles.
       const std::int64_t two_slices = 2 * (231424 / 4);  // rows of whole vectors: no room needed
-      CHECK(plan_softmax(padded(M, two_slices, t), kH200).family == SoftmaxFamily::cluster_row);
+      const SoftmaxPlan two_halves = plan_softmax(padded(M, two_slices, t), kH200);
+      CHECK(two_halves.family == SoftmaxFamily::block_hybrid);
+      CHECK(two_halves.cluster == 2);
       CHECK(plan_softmax(padded(M, two_slices + V, t), kH200).family == SoftmaxFamily::cluster_tile);
       const SoftmaxPlan at_tiles = plan_softmax(dense(M, cluster_tile_max_n(t), t), kH200);
       CHECK(at_tiles.family == SoftmaxFamily::cluster_tile);
@@ -331,19 +335,30 @@ TEST_CASE("dispatch: each family takes the rows it is built for, edge N - 1 / N 
     } else {
       // 16-bit: shared-memory slices, the fewest of at most 64 KB each (32769 elements: 2).
       CHECK(cluster_tile_max_n(t) == 0);
+      // (Few rows: block_hybrid's cluster would hold a slice barely past its tile.)
       CHECK(few.family == SoftmaxFamily::cluster_row);
       CHECK(few.cluster == 2);
-      CHECK(plan_softmax(dense(M, hybrid_max + 1, t), kH200).family == SoftmaxFamily::cluster_row);
     }
     // The longest row 8 shared-memory slices hold, and one past it: split over the card.
     const std::int64_t cluster_max_n = cluster_row_max_n(t);
     CHECK(cluster_max_n == kClusterRowDefaultMax * static_cast<std::int64_t>(kClusterSliceMax) /
                                dtype_bytes(t));
+    // (16-bit rows take block_hybrid across 8 blocks there, and to 8 slices of the 512-thread
+    // tile and a block's shared memory; fp32 rows take cluster_row.)
+    const SoftmaxFamily at_family =
+        t == DType::f32 ? SoftmaxFamily::cluster_row : SoftmaxFamily::block_hybrid;
     const SoftmaxPlan at = plan_softmax(dense(M, cluster_max_n, t), kH200);
-    CHECK(at.family == SoftmaxFamily::cluster_row);
+    CHECK(at.family == at_family);
     CHECK(at.cluster == kClusterRowDefaultMax);
-    CHECK(plan_softmax(dense(M, cluster_max_n - 1, t), kH200).family == SoftmaxFamily::cluster_row);
-    CHECK(plan_softmax(dense(M, cluster_max_n + 1, t), kH200).family == SoftmaxFamily::split_row);
+    CHECK(plan_softmax(dense(M, cluster_max_n - 1, t), kH200).family == at_family);
+    if (t == DType::f32) {
+      CHECK(plan_softmax(dense(M, cluster_max_n + 1, t), kH200).family == SoftmaxFamily::split_row);
+    } else {
+      const std::int64_t hybrid_cluster_max = 8 * (16384 + 231424 / dtype_bytes(t) - 2 * V);
+      CHECK(plan_softmax(dense(M, hybrid_cluster_max, t), kH200).cluster == 8);
+      CHECK(plan_softmax(dense(M, hybrid_cluster_max + V, t), kH200).family ==
+            SoftmaxFamily::split_row);
+    }
 
     // Rows per wave: block_hybrid needs M >= SMs, a cluster M x C >= SMs, else the rows are split
     // over the whole card.
@@ -354,14 +369,16 @@ TEST_CASE("dispatch: each family takes the rows it is built for, edge N - 1 / N 
     CHECK(plan_softmax(dense(kH200.sm_count, n_hybrid, t), kH200).family ==
           SoftmaxFamily::block_hybrid);
     const SoftmaxPlan wide = plan_softmax(dense(kH200.sm_count - 1, n, t), kH200);
-    // fp32: 2 register tiles of 32768; 16-bit: 4 shared-memory slices of 64 KB.
-    const SoftmaxFamily f = t == DType::f32 ? SoftmaxFamily::cluster_tile : SoftmaxFamily::cluster_row;
+    // fp32: 2 register tiles of 32768; 16-bit: block_hybrid across 2 blocks of 65536 (16384 in
+    // registers, 96 KiB in shared memory: two an SM).
+    const SoftmaxFamily f = t == DType::f32 ? SoftmaxFamily::cluster_tile : SoftmaxFamily::block_hybrid;
     REQUIRE(wide.family == f);
-    const int C = t == DType::f32 ? 2 : 4;
+    const int C = 2;
     REQUIRE(wide.cluster == C);
     const std::int64_t m_min = (kH200.sm_count + C - 1) / C;
     CHECK(plan_softmax(dense(m_min, n, t), kH200).family == f);
-    // One row fewer: shared-memory slices if their clusters fill the card, else split.
+    // One row fewer: shared-memory slices (or 16-bit block_hybrid's four) if their clusters fill
+    // the card, else split.
     const SoftmaxPlan fewer = plan_softmax(dense(m_min - 1, n, t), kH200);
     CHECK(!(fewer.family == f && fewer.cluster == C));
     if (fewer.family == SoftmaxFamily::cluster_row) CHECK((m_min - 1) * fewer.cluster >= kH200.sm_count);
@@ -416,10 +433,11 @@ TEST_CASE("dispatch: cluster tiles are the fewest that hold the row", "[dispatch
   // Past two tiles of 32768, tiles of 16384 (512 threads), up to 8 of them.
   CHECK(plan_softmax(dense(few, 65537, DType::f32), kH200).cluster == 8);
   // Equal slices: N = 100000 on 4 blocks of 25000, not 3 x 32768 and a rest (a candidate: the
-  // default there is 2 shared-memory slices of 50000).
+  // default there is block_hybrid across 2 blocks of 50000).
   const Problem p100k = dense(M, 100000, DType::f32);
   const SoftmaxPlan two = plan_softmax(p100k, kH200);
-  CHECK(two.family == SoftmaxFamily::cluster_row);
+  CHECK(two.family == SoftmaxFamily::block_hybrid);
+  CHECK(two.cluster == 2);
   CHECK(two.slice == 50000);
   const SoftmaxPlan even = family_plans(SoftmaxFamily::cluster_tile, p100k, kH200).front();
   CHECK(even.cluster == 4);
@@ -436,7 +454,15 @@ TEST_CASE("dispatch: cluster tiles are the fewest that hold the row", "[dispatch
   CHECK(slices.cluster == 8);
   CHECK(slices.thread_copy);
   CHECK_FALSE(plan_softmax(dense(M, 100000, DType::f32), kH200).thread_copy);  // C = 2
-  CHECK(plan_softmax(dense(M, 1 << 18, DType::f32), kH200).family == SoftmaxFamily::split_row);
+  // 2^18: past cluster_row's 8 slices of 112 KB, block_hybrid across 8 blocks of 32768 (16384
+  // in registers, 64 KiB in shared memory, two an SM).
+  const SoftmaxPlan hybrid8 = plan_softmax(dense(M, 1 << 18, DType::f32), kH200);
+  CHECK(hybrid8.family == SoftmaxFamily::block_hybrid);
+  CHECK(hybrid8.cluster == 8);
+  CHECK(hybrid8.slice == 32768);
+  CHECK(hybrid8.resident == 16384);
+  // With fewer rows than 8 blocks a row fill the card, split.
+  CHECK(plan_softmax(dense(16, 1 << 18, DType::f32), kH200).family == SoftmaxFamily::split_row);
   // The other tiles are candidates: 16 tiles of 32768 (fp32), 16-bit tiles of 16384.
   CHECK(family_plans(SoftmaxFamily::cluster_tile, dense(M, 1 << 19, DType::f32), kH200).front().cluster == 16);
   CHECK(family_plans(SoftmaxFamily::cluster_tile, dense(M, 32768, DType::bf16), kH200).front().cluster == 2);
@@ -478,14 +504,14 @@ TEST_CASE("dispatch: fp32 rows that fill a cluster's register tiles exactly take
 
 TEST_CASE("dispatch: cluster slices prefer 64 KB, never exceed shared memory", "[dispatch]") {
   const std::int64_t M = 4096;
-  // bf16: 64 KB rows -> 1 block; 256 KB -> 4 of 64 KB (on fewer rows than SMs, else
-  // block_hybrid); 768 KB -> 8 of 96 KB.
+  // fp32: 768 KB rows -> 8 of 96 KB (no 8 slices of 64 KB hold them). (16-bit rows of that
+  // length take block_hybrid across a cluster.)
   CHECK(plan_softmax(dense(M, 32768, DType::bf16), kH200).cluster == 1);
-  CHECK(plan_softmax(dense(100, 131072, DType::bf16), kH200).cluster == 4);
-  const SoftmaxPlan big = plan_softmax(dense(M, 3 << 17, DType::bf16), kH200);
+  const SoftmaxPlan big = plan_softmax(dense(M, 3 << 16, DType::f32), kH200);
   CHECK(big.family == SoftmaxFamily::cluster_row);
   CHECK(big.cluster == 8);
   CHECK(big.smem_bytes == 96u * 1024u);
+  CHECK(plan_softmax(dense(M, 3 << 17, DType::bf16), kH200).family == SoftmaxFamily::block_hybrid);
   // Every cluster_row candidate fits shared memory (check_invariants), 64 KB preferred among them.
   const auto plans = family_plans(SoftmaxFamily::cluster_row, dense(M, 65536, DType::f32), kH200);
   REQUIRE(plans.size() >= 3);
@@ -671,9 +697,9 @@ TEST_CASE("dispatch: split_row's pipelined candidate holds two slices per block,
   // bf16 rows of 2^22 elements are 8 MB: they do.
   CHECK(pipelined_plans(dense(32, 1 << 22, DType::bf16)).size() == 1);
   // The default: aligned fp32 rows on chip whose pipelined plan keeps >= kSplitPipelinedMinRows
-  // rows in flight (2^18 ... 2^20 in the default sweep), not 16-bit rows.
-  for (const std::int64_t n :
-       {std::int64_t{1} << 18, std::int64_t{1} << 19, std::int64_t{1} << 20}) {
+  // rows in flight (2^19 and 2^20 in the default sweep; 2^18 takes block_hybrid across a
+  // cluster), not 16-bit rows.
+  for (const std::int64_t n : {std::int64_t{1} << 19, std::int64_t{1} << 20}) {
     const SoftmaxPlan f = plan_softmax(dense((std::int64_t{1} << 27) / n, n, DType::f32), kH200);
     INFO("N = " << n << ": " << summary(f));
     CHECK(f.family == SoftmaxFamily::split_row);
@@ -760,10 +786,10 @@ TEST_CASE("dispatch: every pipelined split_row candidate has a twin with the L2 
       CHECK_FALSE(twin[0].repoll);
     }
   }
-  // The two-slice defaults take it and the early re-poll (2^18 ... 2^20, session 10's tuning
-  // runs), the three-slice one at 2^21 neither (0.993x, 0.989x); nor do 16-bit rows (no
+  // The two-slice defaults take it and the early re-poll (2^18 on few rows, 2^19, 2^20; session
+  // 10's tuning runs), the three-slice one at 2^21 neither (0.993x, 0.989x); nor do 16-bit rows (no
   // pipelined default). The sanitizer's two-slice shape (test_lab_kernels.cpp) is one of them.
-  for (const Problem& p : {dense(512, 1 << 18, DType::f32), dense(256, 1 << 19, DType::f32),
+  for (const Problem& p : {dense(16, 1 << 18, DType::f32), dense(256, 1 << 19, DType::f32),
                            dense(128, 1 << 20, DType::f32), dense(16, 600000, DType::f32)}) {
     const SoftmaxPlan f = plan_softmax(p, kH200);
     INFO(summary(f));
@@ -775,7 +801,6 @@ TEST_CASE("dispatch: every pipelined split_row candidate has a twin with the L2 
   CHECK(r1.buffers == 3);
   CHECK_FALSE(r1.prefetch);
   CHECK_FALSE(r1.repoll);
-  CHECK_FALSE(plan_softmax(dense(256, 1 << 19, DType::bf16), kH200).prefetch);
   // The early re-poll: a candidate beside each prefetching plan, never without the pipeline.
   for (const Problem& p : {dense(256, 1 << 19, DType::f32), dense(64, 1 << 21, DType::f32)}) {
     int with = 0;
@@ -881,8 +906,11 @@ TEST_CASE("dispatch: block_hybrid across a cluster, a slice longer than a tile p
     CHECK(s.grid == p.M * s.cluster);
     CHECK(summary(s).find("C=" + std::to_string(s.cluster)) != std::string::npos);
   }
-  // The default is not one of them (a candidate until it is timed).
-  CHECK(plan_softmax(p, kH200).family == SoftmaxFamily::split_row);
+  // The default is the 8 blocks, two an SM (session 23's tuning table: 1.064x split_row).
+  const SoftmaxPlan f = plan_softmax(p, kH200);
+  CHECK(f.family == SoftmaxFamily::block_hybrid);
+  CHECK(f.cluster == 8);
+  CHECK(f.threads == 512);
   // Rows no cluster of block_hybrid blocks holds: fp32 2^21 (131072 a block at C = 16).
   CHECK(hybrid_cluster_plans(dense(64, 1 << 21, DType::f32)).empty());
   // No clusters on the device: none.

@@ -192,6 +192,10 @@ TEST_CASE("a small shape set for compute-sanitizer, every kernel", "[gpu][saniti
       {dense(limits.sm_count, 40000), {}, InputKind::mixed},
       {dense(limits.sm_count, 40001), {}, InputKind::mixed},
       {dense(17, 140000), {}, InputKind::mixed},
+      // block_hybrid across a cluster: 8 blocks a row (136 blocks), each 16384 elements in
+      // registers and the rest in shared memory; rows on 16-byte boundaries and off them.
+      {dense(17, 1 << 18), {}, InputKind::mixed},
+      {dense(17, (1 << 18) + 3), {}, InputKind::mixed},
       // split_row's defaults on rows that fit on chip: two slices per block (600000), three
       // (2^21: one row in flight), and rows off 16-byte boundaries (ld = 300001): two slices per
       // block with four rows in flight, two blocks per SM with counted partials with two.
@@ -211,6 +215,9 @@ TEST_CASE("a small shape set for compute-sanitizer, every kernel", "[gpu][saniti
   };
   REQUIRE(plan_softmax(dense(1, 3 << 23), limits).interleaved);
   REQUIRE(plan_softmax(dense(2, 1 << 22), limits).ring);
+  for (const Problem& p : {dense(17, 1 << 18), dense(17, (1 << 18) + 3)})
+    REQUIRE(plan_softmax(p, limits).family == SoftmaxFamily::block_hybrid);
+  REQUIRE(plan_softmax(dense(17, 1 << 18), limits).cluster == 8);
   for (std::size_t ci = 0; ci < cases.size(); ++ci) {
     const Case& c = cases[ci];
     const std::uint64_t seed = smr::test::case_seed(base, 1000 + ci);
