@@ -5,7 +5,9 @@
 //   N <= 1024                  warp_rows.cu    a few lanes of a warp per row, rows in registers
 //   N <= 32768                 block_row.cu    a block per row, the row in registers
 //   N <= ~90K fp32, M >= SMs   block_hybrid.cu a block per row, 16384 or 32768 elements in
-//                                              registers, the rest in shared memory
+//                                              registers, the rest in shared memory; or a
+//                                              cluster of such blocks per row, a slice each
+//                                              (16-bit rows to ~1.06M, fp32 100000 and 2^18)
 //   N <= 8 x 16384 fp32,       cluster_tile.cu a cluster of blocks per row, each slice in
 //   M x C >= SMs                               registers, partials exchanged on chip
 //   rows up to 16 x 112 KB,    cluster_row.cu  a cluster of up to 16 blocks per row, the row in

@@ -18,7 +18,9 @@
 //                shared memory of   registers (a block_row tile of 512 or 1024 threads), the rest
 //                a block (~90K fp32, in shared memory (TMA bulk copy): no cluster; needs M >= SMs
 //                ~148K 16-bit)      (fp32 rows that fill C tiles of 16384 exactly, N = 65536, take
-//                                   cluster_tile instead: session 17)
+//                                   cluster_tile instead: session 17); across a cluster of
+//                                   C <= 8 blocks, each a slice that way (16-bit rows past
+//                                   block_row to ~1.06M, fp32 100000 and 2^18: session 23)
 //   cluster_tile N <= 16 tiles      the row split over a cluster of C <= 16 blocks, each slice in
 //                (524288)           registers (a block_row tile), (max, sum) exchanged through
 //                                   distributed shared memory; needs M x C >= SMs
