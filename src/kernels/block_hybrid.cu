@@ -34,15 +34,18 @@
 // Limits: N <= the tile's capacity + the shared memory a block can take (the dispatch's
 // block_hybrid_max_n); M <= 2^31 - 1 (one block per row).
 //
-// Across a cluster (SoftmaxPlan::cluster = C > 1; session 23, a candidate the tuning test times):
-// a row too long for one block is cut into C equal slices (whole vectors), one per block of a
-// cluster, and each block holds its slice as above -- the first part in its register tile, the
-// rest in its shared memory -- and reduces it to one (max, sum) pair, merged with the other
-// blocks' through distributed shared memory (cluster_stats.cuh, as cluster_tile and cluster_row
-// do). What it adds to those two: cluster_tile holds at most a tile a block (16384 or 32768
-// elements), cluster_row stages the whole slice through shared memory; here a block holds up to
-// a tile plus 227 KB, so a row of 2^18 fp32 is 4 blocks of 65536 (32768 in registers, 128 KiB in
-// shared memory), where cluster_tile needs 8-16 blocks and split_row runs it over the whole card.
+// Across a cluster (SoftmaxPlan::cluster = C > 1; session 23): a row too long for one block is
+// cut into C equal slices (whole vectors), one per block of a cluster, and each block holds its
+// slice as above -- the first part in its register tile, the rest in its shared memory -- and
+// reduces it to one (max, sum) pair, merged with the other blocks' through distributed shared
+// memory (cluster_stats.cuh, as cluster_tile and cluster_row do). What it adds to those two:
+// cluster_tile holds at most a tile a block (16384 or 32768 elements), cluster_row stages the
+// whole slice through shared memory; here a block holds up to a tile plus 227 KB, so a row of
+// 2^18 fp32 is 8 blocks of 32768 (16384 in registers, 64 KiB in shared memory, two blocks an
+// SM), where cluster_tile would need 16 and split_row runs it over the whole card. On the H200
+// (docs/performance.md, session 23): fp32 2^18 87% of the copy ceiling (split_row 82%), fp32
+// 100000 on two blocks 88% (cluster_row's two 84%), bf16 2^19 on 8 blocks of 65536 76% (split_row
+// 69%); 16 blocks a row lost everywhere (the card places 7 clusters of 16 at one block an SM).
 #include <cooperative_groups.h>
 
 #include <algorithm>
@@ -176,7 +179,8 @@ void launch_block_hybrid(const SoftmaxPlan& plan, const Launch& l) {
                                   " is not a power of two in 1..16");
     const std::int64_t V = kVecBytes / dtype_bytes(p.dtype);
     // Every block's slice in whole vectors, none of them empty.
-    if (plan.slice < 1 || plan.slice % V != 0 || plan.slice * C < p.N || plan.slice * (C - 1) >= p.N)
+    if (plan.slice < 1 || plan.slice % V != 0 || plan.slice * C < p.N ||
+        plan.slice * (C - 1) >= p.N)
       throw std::invalid_argument("block_hybrid: " + std::to_string(C) + " slices of " +
                                   std::to_string(plan.slice) +
                                   " elements do not cut N = " + std::to_string(p.N) +

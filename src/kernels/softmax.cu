@@ -121,7 +121,8 @@ int prod::active_clusters(const SoftmaxPlan& plan, DType t) {
 
 int prod::max_active_clusters(const void* kernel, int threads, std::size_t smem, int cluster) {
   cudaLaunchAttribute attr[1];  // one cluster's worth of blocks
-  const cudaLaunchConfig_t cfg = cluster_launch_config(cluster, threads, smem, cluster, nullptr, attr);
+  const cudaLaunchConfig_t cfg =
+      cluster_launch_config(cluster, threads, smem, cluster, nullptr, attr);
   int clusters = 0;
   if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg) != cudaSuccess) {
     (void)cudaGetLastError();
