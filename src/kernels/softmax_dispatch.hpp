@@ -148,10 +148,14 @@ struct SoftmaxPlan {
   bool two_pass = false;        // warp_rows (R = 1): the row's max reduced over the lane group,
                                 // then the sum of exponentials against it (no pairs' merge)
   std::int64_t capacity = 0;    // register tiles: elements a tile holds (>= N, block_hybrid < N)
-  int cluster = 1;              // cluster_row: blocks per cluster (= blocks per row)
+  int cluster = 1;              // cluster_row, cluster_tile, block_hybrid: blocks per cluster
+                                // (= blocks per row)
   int slices = 1;               // cluster_row, split_row: blocks per row
-  std::int64_t slice = 0;       // cluster_row, split_row: elements per block (multiple of 16 B)
-  std::int64_t resident = 0;    // cluster_row, split_row: elements of the slice kept in shared memory
+  std::int64_t slice = 0;       // cluster_row, cluster_tile, split_row: elements per block
+                                // (multiple of 16 B); block_hybrid: elements a block holds (N, or
+                                // across a cluster one slice)
+  std::int64_t resident = 0;    // cluster_row, split_row, block_hybrid: elements of the slice kept
+                                // in shared memory
   std::int64_t rows_in_flight = 0;  // split_row: rows the grid works on at once; others: estimate
   std::size_t smem_bytes = 0;   // dynamic shared memory per block
   std::int64_t grid = 0;        // blocks; 0: the launcher sizes a persistent grid to the card
