@@ -1,7 +1,7 @@
 // block_hybrid: rows a little too long for one block's registers (32768 < N <= ~90K fp32, ~148K
 // 16-bit; 16-bit from 16385 on), one block per row: the row's first part in registers (a
 // block_row tile of 1024 or 512 threads), the rest in shared memory (TMA bulk copies,
-// row_slice.cuh).
+// row_slice.cuh). Longer rows the same way across a cluster, a slice a block (below).
 //
 // What changes from cluster_tile, which ran N = 65536 fp32 before (two blocks of a cluster, 32768
 // elements in each one's registers: 85% of the copy ceiling, where block_row reaches 96% at
@@ -11,11 +11,13 @@
 // neither waits for two SMs of one GPC to be free at the same time (a cluster's launch) nor for a
 // partner at a cluster barrier once per row.
 //
-// Per block (one row):
+// Per block (its row, or across a cluster its slice of the row: N below is then the slice's
+// length, x and y its first elements):
 //   1. thread 0 hands the shared-memory part, x[cut, N), to the copy engine in 4 chunks; then every
 //      thread issues its tile's K 16-byte loads of x[0, cut) (row_tile.cuh);
 //   2. the tile's (max, sum) (the tile keeps its exponentials), then the slice's, chunk by chunk as
-//      the chunks land; one block reduction of the merged pair;
+//      the chunks land; one block reduction of the merged pair (across a cluster, then merged with
+//      the other blocks' pairs: cluster_row_stats);
 //   3. the tile is stored from registers, the slice written from shared memory.
 // `cut` is where the register tile's window ends: the tile's capacity less the row's offset from
 // a 16-byte boundary on the vector path, so the shared-memory part starts on a boundary.
@@ -32,7 +34,7 @@
 // block per row (session 7).
 //
 // Limits: N <= the tile's capacity + the shared memory a block can take (the dispatch's
-// block_hybrid_max_n); M <= 2^31 - 1 (one block per row).
+// block_hybrid_max_n), across a cluster N <= C times that; M x C <= 2^31 - 1 (C blocks per row).
 //
 // Across a cluster (SoftmaxPlan::cluster = C > 1; session 23): a row too long for one block is
 // cut into C equal slices (whole vectors), one per block of a cluster, and each block holds its
@@ -148,18 +150,17 @@ bool with_kernel(const SoftmaxPlan& plan, F&& f) {
         CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
       return true;
     };
-    const std::int64_t capacity = static_cast<std::int64_t>(kThreads) * K * Vec<T>::kElems;
-    if (plan.cluster > 1) {
-      const auto kernel = block_hybrid_kernel<T, kThreads, K, A, true>;
-      static const bool prepared = prepare(kernel, true);  // once per instantiation
+    const auto run = [&](auto cluster) {
+      constexpr bool kCluster = decltype(cluster)::value;
+      const auto kernel = block_hybrid_kernel<T, kThreads, K, A, kCluster>;
+      static const bool prepared = prepare(kernel, kCluster);  // once per instantiation
       (void)prepared;
-      f(kernel, capacity);
-    } else {
-      const auto kernel = block_hybrid_kernel<T, kThreads, K, A, false>;
-      static const bool prepared = prepare(kernel, false);
-      (void)prepared;
-      f(kernel, capacity);
-    }
+      f(kernel, static_cast<std::int64_t>(kThreads) * K * Vec<T>::kElems);
+    };
+    if (plan.cluster > 1)
+      run(std::true_type{});
+    else
+      run(std::false_type{});
   });
 }
 

@@ -137,6 +137,14 @@ std::size_t slice_smem_limit(const DeviceLimits& d) {
 // threads = 0 when the rest does not fit. C > 1: the row cut into C equal slices of whole vectors,
 // one per block of a cluster, each held that way (a slice longer than the tile; threads = 0 where
 // a slice is not, or the row is too short for C non-empty slices).
+// block_hybrid blocks of `threads` threads with `smem` bytes of dynamic shared memory an SM holds:
+// 1024 threads' registers at 64 a thread, and the slices' shared memory.
+i64 hybrid_blocks_per_sm(const DeviceLimits& d, int threads, std::size_t smem) {
+  const i64 by_smem =
+      static_cast<i64>(smem_per_sm(d) / (smem + kSliceStaticSmem + kSmemReservedPerBlock));
+  return std::max<i64>(1, std::min<i64>(kTileThreadsPerSm / threads, by_smem));
+}
+
 SoftmaxPlan block_hybrid_plan(const Problem& p, const DeviceLimits& d, TileShape tile, int C = 1) {
   SoftmaxPlan s;
   s.family = SoftmaxFamily::block_hybrid;
@@ -147,11 +155,8 @@ SoftmaxPlan block_hybrid_plan(const Problem& p, const DeviceLimits& d, TileShape
   const i64 rest = round_up(std::max<i64>(0, part - cap), V) + 2 * V;
   if (part <= cap || static_cast<std::size_t>(rest * b) > slice_smem_limit(d)) return s;
   if (C > 1 && part * (C - 1) >= p.N) return s;
-  // Blocks per SM: 1024 threads' registers at 64 a thread, and the slices' shared memory.
-  const i64 by_smem = static_cast<i64>(
-      smem_per_sm(d) / (static_cast<std::size_t>(rest * b) + kSliceStaticSmem + kSmemReservedPerBlock));
   const i64 per_sm =
-      std::max<i64>(1, std::min<i64>(kTileThreadsPerSm / tile.threads_or_lanes, by_smem));
+      hybrid_blocks_per_sm(d, tile.threads_or_lanes, static_cast<std::size_t>(rest * b));
   s.threads = tile.threads_or_lanes;
   s.vecs = tile.vecs;
   s.capacity = cap;
@@ -214,7 +219,7 @@ std::optional<SoftmaxPlan> hybrid_cluster_default(const Problem& p, const Device
   const TileShape tile = block_hybrid_tiles(p.dtype).front();
   const int C_max = std::min(max_cluster, kHybridClusterDefaultMax);
   const auto two_per_sm = [&](const SoftmaxPlan& s) {
-    return smem_per_sm(d) / (s.smem_bytes + kSliceStaticSmem + kSmemReservedPerBlock) >= 2;
+    return hybrid_blocks_per_sm(d, s.threads, s.smem_bytes) >= 2;
   };
   for (const bool shared : {true, false}) {
     if (!shared && p.dtype == DType::f32) break;
