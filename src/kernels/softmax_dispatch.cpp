@@ -95,7 +95,8 @@ SoftmaxPlan warp_rows_plan(const Problem& p, TileShape tile, bool persistent, in
 // ---- block_row ---------------------------------------------------------------------------------
 
 // The tiles are listed by capacity: 16-bit rows take the first that holds the row's window, fp32
-// rows the last one they fill to at least kBlockRowMinFillPercent (the first, if none).
+// rows the last capacity they fill to at least kBlockRowMinFillPercent (the first, if none), on
+// the first tile of that capacity.
 std::optional<TileShape> block_row_default_tile(const Problem& p) {
   const i64 need = p.N + row_head_room(p);
   std::optional<TileShape> pick;
@@ -103,22 +104,31 @@ std::optional<TileShape> block_row_default_tile(const Problem& p) {
     const i64 cap = tile_capacity(t, p.dtype);
     if (cap < need) continue;
     if (!pick) pick = t;
-    else if (p.dtype == DType::f32 && need * 100 >= kBlockRowMinFillPercent * cap) pick = t;
+    else if (p.dtype == DType::f32 && need * 100 >= kBlockRowMinFillPercent * cap &&
+             cap > tile_capacity(*pick, p.dtype))
+      pick = t;
   }
   return pick;
 }
 
-SoftmaxPlan block_row_plan(const Problem& p, TileShape tile) {
+// `threads_per_sm`: the launch bounds' threads an SM (0: kTileThreadsPerSm; block_row_tight_tiles
+// are also built for kBlockRowTightThreadsPerSm).
+SoftmaxPlan block_row_plan(const Problem& p, TileShape tile, int threads_per_sm = 0) {
   SoftmaxPlan s;
   s.family = SoftmaxFamily::block_row;
   s.threads = tile.threads_or_lanes;
   s.vecs = tile.vecs;
+  s.threads_per_sm = threads_per_sm;
   s.capacity = tile_capacity(tile, p.dtype);
   s.grid = p.M;
   s.why = fmt::format(
       "{}: block_row, one block per row, {} threads x {} 16-byte vectors = {} elements in "
-      "registers ({}% full), every load issued before the first reduction",
-      shape_words(p), s.threads, s.vecs, s.capacity, (p.N * 100) / s.capacity);
+      "registers ({}% full), every load issued before the first reduction{}",
+      shape_words(p), s.threads, s.vecs, s.capacity, (p.N * 100) / s.capacity,
+      threads_per_sm > 0
+          ? fmt::format(", launch bounds of {} threads an SM ({} registers a thread)",
+                        threads_per_sm, kRegistersPerSm / threads_per_sm / 8 * 8)
+          : std::string{});
   return s;
 }
 
@@ -563,6 +573,7 @@ SoftmaxPlan split_default(const Problem& p, const DeviceLimits& d) {
 bool same_plan(const SoftmaxPlan& a, const SoftmaxPlan& b) {
   return a.family == b.family && a.threads == b.threads && a.lanes_per_row == b.lanes_per_row &&
          a.vecs == b.vecs && a.rows_per_trip == b.rows_per_trip && a.two_pass == b.two_pass &&
+         a.threads_per_sm == b.threads_per_sm &&
          a.cluster == b.cluster &&
          a.slices == b.slices && a.slice == b.slice &&
          a.resident == b.resident && a.grid == b.grid && a.prefetch == b.prefetch &&
@@ -600,6 +611,10 @@ std::vector<TileShape> warp_rows_tiles(DType t) {
 
 std::vector<TileShape> block_row_tiles(DType t) {
   return t == DType::f32 ? tile_shapes(BlockRowTilesFp32{}) : tile_shapes(BlockRowTiles16{});
+}
+
+std::vector<TileShape> block_row_tight_tiles(DType t) {
+  return t == DType::f32 ? tile_shapes(BlockRowTilesFp32Tight{}) : std::vector<TileShape>{};
 }
 
 std::vector<TileShape> cluster_tile_tiles(DType t) {
@@ -700,6 +715,13 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
         if (tile_capacity(t, p.dtype) < need) continue;
         if (holding++ == kMaxTiles) break;
         if (t != *pick) out.push_back(block_row_plan(p, t));
+      }
+      // fp32: the same tiles under the tight launch bounds, where they are built so.
+      const std::vector<TileShape> tight = block_row_tight_tiles(p.dtype);
+      for (std::size_t i = 0, n = out.size(); i < n; ++i) {
+        const TileShape t{out[i].threads, out[i].vecs};
+        if (std::find(tight.begin(), tight.end(), t) != tight.end())
+          out.push_back(block_row_plan(p, t, kBlockRowTightThreadsPerSm));
       }
       break;
     }
@@ -893,7 +915,9 @@ std::string summary(const SoftmaxPlan& s) {
                          s.capacity, s.grid > 0 ? fmt::format(" grid={}", s.grid) : std::string{},
                          s.two_pass ? " two-pass" : "");
     case SoftmaxFamily::block_row:
-      return fmt::format("block_row T={} K={} cap={}", s.threads, s.vecs, s.capacity);
+      return fmt::format("block_row T={} K={} cap={}{}", s.threads, s.vecs, s.capacity,
+                         s.threads_per_sm > 0 ? fmt::format(" bound={}", s.threads_per_sm)
+                                              : std::string{});
     case SoftmaxFamily::block_hybrid:
       return fmt::format("block_hybrid {}T={} K={} cap={} smem={}",
                          s.cluster > 1 ? fmt::format("C={} slice={} ", s.cluster, s.slice)

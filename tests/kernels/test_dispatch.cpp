@@ -1086,6 +1086,46 @@ TEST_CASE("dispatch: fp32 block_row rows of 1000-4096 take the tiles measured fa
   CHECK(b.vecs == 4);
 }
 
+TEST_CASE("dispatch: fp32 block_row's tight candidates are its 4-vector tiles of 256-1024 threads "
+          "under 2048 threads an SM, never a default", "[dispatch]") {
+  for (const std::int64_t n : {2048, 3000, 4096, 8192, 16384}) {
+    INFO("N = " << n);
+    const Problem p = dense((std::int64_t{1} << 27) / n, n);
+    CHECK(plan_softmax(p, kH200).threads_per_sm == 0);
+    const std::vector<SoftmaxPlan> c = family_plans(SoftmaxFamily::block_row, p, kH200);
+    std::size_t tight = 0;
+    for (const SoftmaxPlan& s : c) {
+      INFO(summary(s));
+      if (s.threads_per_sm == 0) continue;
+      ++tight;
+      CHECK(s.threads_per_sm == kBlockRowTightThreadsPerSm);
+      CHECK(s.vecs == 4);
+      CHECK(s.threads >= 256);
+      CHECK(s.threads <= 1024);
+      CHECK(summary(s).ends_with(" bound=2048"));
+      // Each is the twin of a default-bound candidate of the same tile.
+      CHECK(std::any_of(c.begin(), c.end(), [&](const SoftmaxPlan& q) {
+        return q.threads_per_sm == 0 && q.threads == s.threads && q.vecs == s.vecs;
+      }));
+    }
+    // Of the default's tile and the two next to it, those of 256 threads or more: 2048 (192 x 4,
+    // 128 x 4, 256 x 4) one; 3000 (256 x 4, 192 x 4, 384 x 4) two; 4096 (384 x 4, 256 x 4,
+    // 512 x 4) three; 8192 (512 x 4, 512 x 8, 1024 x 4) two; 16384 (512 x 8, 1024 x 4, 1024 x 8)
+    // one.
+    const std::size_t want = n == 2048 || n == 16384 ? 1 : n == 4096 ? 3 : 2;
+    CHECK(tight == want);
+  }
+  // 16384 on 1024 x 4 (the Triton seed's shape of block) is a candidate, 512 x 8 the default.
+  const Problem p = dense(8192, 16384);
+  const std::vector<SoftmaxPlan> c = family_plans(SoftmaxFamily::block_row, p, kH200);
+  CHECK(std::any_of(c.begin(), c.end(),
+                    [](const SoftmaxPlan& q) { return q.threads == 1024 && q.vecs == 4; }));
+  CHECK(plan_softmax(p, kH200).vecs == 8);
+  // bf16 has no tight tiles.
+  for (const SoftmaxPlan& s : family_plans(SoftmaxFamily::block_row, dense(16384, 8192, DType::bf16), kH200))
+    CHECK(s.threads_per_sm == 0);
+}
+
 TEST_CASE("dispatch: a candidate plan is found by its summary, and only a candidate",
           "[dispatch]") {
   const Problem p = dense(65536, 2048);
