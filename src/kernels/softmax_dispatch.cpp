@@ -703,6 +703,16 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
         if (tile_capacity(t, p.dtype) == first_cap &&
             warp_rows_two_rows_per_trip(t.vecs, static_cast<int>(V)))
           out.push_back(warp_rows_plan(p, t, persistent, 2));
+      // fp32 tiles of 2 vectors a lane (one row a trip, the pairs' merge) under the tight bounds.
+      for (std::size_t i = 0, n = out.size(); i < n; ++i)
+        if (p.dtype == DType::f32 && out[i].vecs == 2 && out[i].rows_per_trip == 1 &&
+            !out[i].two_pass) {
+          SoftmaxPlan s = out[i];
+          s.threads_per_sm = kWarpRowsTightThreadsPerSm;
+          s.why += fmt::format(", launch bounds of {} threads an SM ({} registers a thread)",
+                               s.threads_per_sm, kRegistersPerSm / s.threads_per_sm / 8 * 8);
+          out.push_back(s);
+        }
       break;
     }
     case SoftmaxFamily::block_row: {
@@ -910,10 +920,12 @@ std::optional<SoftmaxPlan> find_candidate(const Problem& p, const DeviceLimits& 
 std::string summary(const SoftmaxPlan& s) {
   switch (s.family) {
     case SoftmaxFamily::warp_rows:
-      return fmt::format("warp_rows G={} K={}{} cap={}{}{}", s.lanes_per_row, s.vecs,
+      return fmt::format("warp_rows G={} K={}{} cap={}{}{}{}", s.lanes_per_row, s.vecs,
                          s.rows_per_trip > 1 ? fmt::format(" R={}", s.rows_per_trip) : std::string{},
                          s.capacity, s.grid > 0 ? fmt::format(" grid={}", s.grid) : std::string{},
-                         s.two_pass ? " two-pass" : "");
+                         s.two_pass ? " two-pass" : "",
+                         s.threads_per_sm > 0 ? fmt::format(" bound={}", s.threads_per_sm)
+                                              : std::string{});
     case SoftmaxFamily::block_row:
       return fmt::format("block_row T={} K={} cap={}{}", s.threads, s.vecs, s.capacity,
                          s.threads_per_sm > 0 ? fmt::format(" bound={}", s.threads_per_sm)

@@ -122,17 +122,20 @@ constexpr int warp_rows_min_blocks() {
   }
 }
 
-template <class T, int G, int K, int R, bool kTwoPass, Access A>
-__global__ void __launch_bounds__(kWarpRowsThreads, warp_rows_min_blocks<T, K, R>())
+// kMinBlocks: the launch bounds' blocks per SM (warp_rows_min_blocks, or a plan's threads_per_sm:
+// fp32 tiles of 2 vectors a lane are also built for 8 blocks, 32 registers, as candidates).
+template <class T, int G, int K, int R, bool kTwoPass, Access A,
+          int kMinBlocks = warp_rows_min_blocks<T, K, R>()>
+__global__ void __launch_bounds__(kWarpRowsThreads, kMinBlocks)
     warp_rows_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t M, std::int64_t N,
                      std::int64_t ld_x, std::int64_t ld_y) {
   warp_rows_body<kGroupWidth<T, A>, kWindowed<A>, G, K, R, kTwoPass>(x, y, M, N, ld_x, ld_y);
 }
 
-template <class T, int G, int K, int R, bool kTwoPass, Access A>
+template <class T, int G, int K, int R, bool kTwoPass, Access A, int kMinBlocks>
 void launch_access(const SoftmaxPlan& plan, const Launch& l) {
   const Problem& p = l.p;
-  const auto kernel = warp_rows_kernel<T, G, K, R, kTwoPass, A>;
+  const auto kernel = warp_rows_kernel<T, G, K, R, kTwoPass, A, kMinBlocks>;
   constexpr std::int64_t kRowsPerBlock = (kWarpRowsThreads / kWarpSize) * (kWarpSize / G) * R;
   static const std::int64_t resident =
       resident_blocks(reinterpret_cast<const void*>(kernel), kWarpRowsThreads, 0);
@@ -143,11 +146,12 @@ void launch_access(const SoftmaxPlan& plan, const Launch& l) {
   CUDA_CHECK_LAUNCH();
 }
 
-template <class T, int G, int K, int R, bool kTwoPass = false>
+template <class T, int G, int K, int R, bool kTwoPass = false,
+          int kMinBlocks = warp_rows_min_blocks<T, K, R>()>
 void launch_tile(const SoftmaxPlan& plan, const Launch& l) {
   const Access access = tile_access(l.x, l.p.ld_x, l.y, l.p.ld_y, sizeof(T), l.p.N,
                                     static_cast<std::int64_t>(G) * K * Vec<T>::kElems);
-  with_access(access, [&](auto a) { launch_access<T, G, K, R, kTwoPass, a>(plan, l); });
+  with_access(access, [&](auto a) { launch_access<T, G, K, R, kTwoPass, a, kMinBlocks>(plan, l); });
 }
 
 }  // namespace
@@ -165,7 +169,22 @@ void launch_warp_rows(const SoftmaxPlan& plan, const Launch& l) {
         throw std::invalid_argument("warp_rows: tile G=" + std::to_string(G) +
                                     " K=" + std::to_string(K) + " holds fewer than N = " +
                                     std::to_string(p.N) + " elements");
-      if (plan.two_pass) {
+      if (plan.threads_per_sm != 0) {
+        // The tight candidates: fp32, 2 vectors a lane, one row a trip, the pairs' merge.
+        if constexpr (sizeof(T) == 4 && K == 2) {
+          if (plan.threads_per_sm != kWarpRowsTightThreadsPerSm || plan.rows_per_trip != 1 ||
+              plan.two_pass)
+            throw std::invalid_argument(
+                "warp_rows: threads_per_sm = " + std::to_string(plan.threads_per_sm) +
+                " is built only as " + std::to_string(kWarpRowsTightThreadsPerSm) +
+                ", for one row a trip and the pairs' merge");
+          launch_tile<T, G, K, 1, false, kWarpRowsTightThreadsPerSm / kWarpRowsThreads>(plan, l);
+        } else {
+          throw std::invalid_argument("warp_rows: threads_per_sm = " +
+                                      std::to_string(plan.threads_per_sm) +
+                                      " is built only for fp32 tiles of 2 vectors a lane");
+        }
+      } else if (plan.two_pass) {
         if (plan.rows_per_trip != 1)
           throw std::invalid_argument("warp_rows: the two-pass reduction takes one row per trip, "
                                       "not " + std::to_string(plan.rows_per_trip));

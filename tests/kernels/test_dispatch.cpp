@@ -1126,6 +1126,42 @@ TEST_CASE("dispatch: fp32 block_row's tight candidates are its 4-vector tiles of
     CHECK(s.threads_per_sm == 0);
 }
 
+TEST_CASE("dispatch: fp32 warp_rows' tight candidates are its 2-vector tiles of one row a trip "
+          "under 2048 threads an SM, never a default", "[dispatch]") {
+  for (const std::int64_t n : {32, 64, 128, 256, 512}) {
+    INFO("N = " << n);
+    const Problem p = dense((std::int64_t{1} << 27) / n, n);
+    const SoftmaxPlan def = plan_softmax(p, kH200);
+    CHECK(def.threads_per_sm == 0);
+    const std::vector<SoftmaxPlan> c = family_plans(SoftmaxFamily::warp_rows, p, kH200);
+    std::size_t tight = 0;
+    for (const SoftmaxPlan& s : c) {
+      INFO(summary(s));
+      if (s.threads_per_sm == 0) continue;
+      ++tight;
+      CHECK(s.threads_per_sm == kWarpRowsTightThreadsPerSm);
+      CHECK(s.vecs == 2);
+      CHECK(s.rows_per_trip == 1);
+      CHECK(!s.two_pass);
+      CHECK(summary(s).ends_with(" bound=2048"));
+      CHECK(std::any_of(c.begin(), c.end(), [&](const SoftmaxPlan& q) {
+        return q.threads_per_sm == 0 && q.lanes_per_row == s.lanes_per_row && q.vecs == 2 &&
+               q.grid == s.grid && q.rows_per_trip == 1 && !q.two_pass;
+      }));
+    }
+    // The default's twin is there wherever the default holds 2 vectors a lane (N <= 256).
+    if (def.vecs == 2) {
+      CHECK(std::any_of(c.begin(), c.end(), [&](const SoftmaxPlan& q) {
+        return q.threads_per_sm == kWarpRowsTightThreadsPerSm &&
+               q.lanes_per_row == def.lanes_per_row && q.grid == def.grid;
+      }));
+    }
+    CHECK((n <= 256 ? tight > 0 : true));
+  }
+  for (const SoftmaxPlan& s : family_plans(SoftmaxFamily::warp_rows, dense(1 << 20, 128, DType::bf16), kH200))
+    CHECK(s.threads_per_sm == 0);
+}
+
 TEST_CASE("dispatch: a candidate plan is found by its summary, and only a candidate",
           "[dispatch]") {
   const Problem p = dense(65536, 2048);
