@@ -11,8 +11,7 @@
 // element by element (row_tile.cuh).
 //
 // Tiles (tile_lists.hpp): fp32 (64, 4) (96, 4) (128, 4) (192, 4) (256, 4) (384, 4) (512, 4)
-// (512, 8) (1024, 4) (1024, 8) -> 1024 .. 32768 elements (and (256..1024, 4) again under tighter
-// launch bounds, 2048 threads an SM, for the tuning test) (N = 513 ... 1024 included: warp_rows stops at 512
+// (512, 8) (1024, 8) -> 1024 .. 32768 elements (N = 513 ... 1024 included: warp_rows stops at 512
 // fp32); bf16/fp16 (64, 4) (96, 4) (128, 4) (256, 4) (512, 4) (1024, 4) -> 2048 .. 32768
 // elements, with (128, 2) .. (1024, 2) beside them for the tuning test, and (64, 2), 1024
 // elements, a candidate against warp_rows.
@@ -51,36 +50,12 @@ __device__ __forceinline__ void block_row_body(const T* __restrict__ x, T* __res
   store_tile<W, kThreads, kWindowed>(y + row * ld_y, N, t, tile, tile_scale(mine, stats));
 }
 
-// At least kThreadsPerSm threads per SM: 1024, each thread within 64 registers, or the tight
-// candidates' 2048, within 32 (softmax_families.hpp).
-template <class T, int kThreads, int K, Access A, int kThreadsPerSm>
-__global__ void __launch_bounds__(kThreads, (kTileMinBlocks<kThreads, kThreadsPerSm>))
+// At least 1024 threads per SM: each thread within 64 registers (softmax_families.hpp).
+template <class T, int kThreads, int K, Access A>
+__global__ void __launch_bounds__(kThreads, kTileMinBlocks<kThreads>)
     block_row_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t N, std::int64_t ld_x,
                      std::int64_t ld_y) {
   block_row_body<kGroupWidth<T, A>, kWindowed<A>, kThreads, K>(x, y, N, ld_x, ld_y);
-}
-
-// Launches block_row_kernel for the tile of `Tiles` the plan names, under launch bounds of
-// kThreadsPerSm threads an SM; false when the list has no such tile.
-template <class T, int kThreadsPerSm, class Tiles>
-bool launch_tile(Tiles tiles, const SoftmaxPlan& plan, const Launch& l) {
-  const Problem& p = l.p;
-  return with_tile(tiles, plan.threads, plan.vecs, [&](auto tile) {
-    constexpr int kThreads = decltype(tile)::kLanes;
-    constexpr int K = decltype(tile)::kVecs;
-    if (static_cast<std::int64_t>(kThreads) * K * Vec<T>::kElems < p.N)
-      throw std::invalid_argument("block_row: tile T=" + std::to_string(kThreads) +
-                                  " K=" + std::to_string(K) + " holds fewer than N = " +
-                                  std::to_string(p.N) + " elements");
-    const Access access = tile_access(l.x, p.ld_x, l.y, p.ld_y, sizeof(T), p.N,
-                                      static_cast<std::int64_t>(kThreads) * K * Vec<T>::kElems);
-    with_access(access, [&](auto a) {
-      block_row_kernel<T, kThreads, K, a, kThreadsPerSm>
-          <<<static_cast<unsigned>(p.M), kThreads, 0, l.stream>>>(
-              static_cast<const T*>(l.x), static_cast<T*>(l.y), p.N, p.ld_x, p.ld_y);
-    });
-    CUDA_CHECK_LAUNCH();
-  });
 }
 
 }  // namespace
@@ -91,23 +66,24 @@ void launch_block_row(const SoftmaxPlan& plan, const Launch& l) {
   bool found = false;
   with_storage(p.dtype, [&](auto type_tag) {
     using T = decltype(type_tag);
-    if constexpr (sizeof(T) == 4) {
-      if (plan.threads_per_sm == kBlockRowTightThreadsPerSm)
-        found = launch_tile<T, kBlockRowTightThreadsPerSm>(BlockRowTilesFp32Tight{}, plan, l);
-      else if (plan.threads_per_sm == 0)
-        found = launch_tile<T, kTileThreadsPerSm>(BlockRowTilesFp32{}, plan, l);
-    } else if (plan.threads_per_sm == 0) {
-      found = launch_tile<T, kTileThreadsPerSm>(BlockRowTiles16{}, plan, l);
-    }
+    using Tiles = std::conditional_t<sizeof(T) == 4, BlockRowTilesFp32, BlockRowTiles16>;
+    found = with_tile(Tiles{}, plan.threads, plan.vecs, [&](auto tile) {
+      constexpr int kThreads = decltype(tile)::kLanes;
+      constexpr int K = decltype(tile)::kVecs;
+      if (static_cast<std::int64_t>(kThreads) * K * Vec<T>::kElems < p.N)
+        throw std::invalid_argument("block_row: tile T=" + std::to_string(kThreads) +
+                                    " K=" + std::to_string(K) + " holds fewer than N = " +
+                                    std::to_string(p.N) + " elements");
+      const Access access = tile_access(l.x, p.ld_x, l.y, p.ld_y, sizeof(T), p.N,
+                                        static_cast<std::int64_t>(kThreads) * K * Vec<T>::kElems);
+      with_access(access, [&](auto a) {
+        block_row_kernel<T, kThreads, K, a><<<static_cast<unsigned>(p.M), kThreads, 0, l.stream>>>(
+            static_cast<const T*>(l.x), static_cast<T*>(l.y), p.N, p.ld_x, p.ld_y);
+      });
+      CUDA_CHECK_LAUNCH();
+    });
   });
-  if (!found) {
-    if (plan.threads_per_sm != 0)
-      throw std::invalid_argument(
-          "block_row: no tile T=" + std::to_string(plan.threads) + " K=" +
-          std::to_string(plan.vecs) + " built for " + std::to_string(plan.threads_per_sm) +
-          " threads an SM (" + std::string(to_string(p.dtype)) + ")");
-    throw no_tile_error("block_row", "T", plan.threads, plan.vecs, p.dtype);
-  }
+  if (!found) throw no_tile_error("block_row", "T", plan.threads, plan.vecs, p.dtype);
 }
 
 }  // namespace smr::prod

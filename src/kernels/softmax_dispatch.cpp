@@ -95,8 +95,7 @@ SoftmaxPlan warp_rows_plan(const Problem& p, TileShape tile, bool persistent, in
 // ---- block_row ---------------------------------------------------------------------------------
 
 // The tiles are listed by capacity: 16-bit rows take the first that holds the row's window, fp32
-// rows the last capacity they fill to at least kBlockRowMinFillPercent (the first, if none), on
-// the first tile of that capacity.
+// rows the last one they fill to at least kBlockRowMinFillPercent (the first, if none).
 std::optional<TileShape> block_row_default_tile(const Problem& p) {
   const i64 need = p.N + row_head_room(p);
   std::optional<TileShape> pick;
@@ -104,31 +103,22 @@ std::optional<TileShape> block_row_default_tile(const Problem& p) {
     const i64 cap = tile_capacity(t, p.dtype);
     if (cap < need) continue;
     if (!pick) pick = t;
-    else if (p.dtype == DType::f32 && need * 100 >= kBlockRowMinFillPercent * cap &&
-             cap > tile_capacity(*pick, p.dtype))
-      pick = t;
+    else if (p.dtype == DType::f32 && need * 100 >= kBlockRowMinFillPercent * cap) pick = t;
   }
   return pick;
 }
 
-// `threads_per_sm`: the launch bounds' threads an SM (0: kTileThreadsPerSm; block_row_tight_tiles
-// are also built for kBlockRowTightThreadsPerSm).
-SoftmaxPlan block_row_plan(const Problem& p, TileShape tile, int threads_per_sm = 0) {
+SoftmaxPlan block_row_plan(const Problem& p, TileShape tile) {
   SoftmaxPlan s;
   s.family = SoftmaxFamily::block_row;
   s.threads = tile.threads_or_lanes;
   s.vecs = tile.vecs;
-  s.threads_per_sm = threads_per_sm;
   s.capacity = tile_capacity(tile, p.dtype);
   s.grid = p.M;
   s.why = fmt::format(
       "{}: block_row, one block per row, {} threads x {} 16-byte vectors = {} elements in "
-      "registers ({}% full), every load issued before the first reduction{}",
-      shape_words(p), s.threads, s.vecs, s.capacity, (p.N * 100) / s.capacity,
-      threads_per_sm > 0
-          ? fmt::format(", launch bounds of {} threads an SM ({} registers a thread)",
-                        threads_per_sm, kRegistersPerSm / threads_per_sm / 8 * 8)
-          : std::string{});
+      "registers ({}% full), every load issued before the first reduction",
+      shape_words(p), s.threads, s.vecs, s.capacity, (p.N * 100) / s.capacity);
   return s;
 }
 
@@ -573,7 +563,6 @@ SoftmaxPlan split_default(const Problem& p, const DeviceLimits& d) {
 bool same_plan(const SoftmaxPlan& a, const SoftmaxPlan& b) {
   return a.family == b.family && a.threads == b.threads && a.lanes_per_row == b.lanes_per_row &&
          a.vecs == b.vecs && a.rows_per_trip == b.rows_per_trip && a.two_pass == b.two_pass &&
-         a.threads_per_sm == b.threads_per_sm &&
          a.cluster == b.cluster &&
          a.slices == b.slices && a.slice == b.slice &&
          a.resident == b.resident && a.grid == b.grid && a.prefetch == b.prefetch &&
@@ -611,10 +600,6 @@ std::vector<TileShape> warp_rows_tiles(DType t) {
 
 std::vector<TileShape> block_row_tiles(DType t) {
   return t == DType::f32 ? tile_shapes(BlockRowTilesFp32{}) : tile_shapes(BlockRowTiles16{});
-}
-
-std::vector<TileShape> block_row_tight_tiles(DType t) {
-  return t == DType::f32 ? tile_shapes(BlockRowTilesFp32Tight{}) : std::vector<TileShape>{};
 }
 
 std::vector<TileShape> cluster_tile_tiles(DType t) {
@@ -703,16 +688,6 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
         if (tile_capacity(t, p.dtype) == first_cap &&
             warp_rows_two_rows_per_trip(t.vecs, static_cast<int>(V)))
           out.push_back(warp_rows_plan(p, t, persistent, 2));
-      // fp32 tiles of 2 vectors a lane (one row a trip, the pairs' merge) under the tight bounds.
-      for (std::size_t i = 0, n = out.size(); i < n; ++i)
-        if (p.dtype == DType::f32 && out[i].vecs == 2 && out[i].rows_per_trip == 1 &&
-            !out[i].two_pass) {
-          SoftmaxPlan s = out[i];
-          s.threads_per_sm = kWarpRowsTightThreadsPerSm;
-          s.why += fmt::format(", launch bounds of {} threads an SM ({} registers a thread)",
-                               s.threads_per_sm, kRegistersPerSm / s.threads_per_sm / 8 * 8);
-          out.push_back(s);
-        }
       break;
     }
     case SoftmaxFamily::block_row: {
@@ -725,13 +700,6 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
         if (tile_capacity(t, p.dtype) < need) continue;
         if (holding++ == kMaxTiles) break;
         if (t != *pick) out.push_back(block_row_plan(p, t));
-      }
-      // fp32: the same tiles under the tight launch bounds, where they are built so.
-      const std::vector<TileShape> tight = block_row_tight_tiles(p.dtype);
-      for (std::size_t i = 0, n = out.size(); i < n; ++i) {
-        const TileShape t{out[i].threads, out[i].vecs};
-        if (std::find(tight.begin(), tight.end(), t) != tight.end())
-          out.push_back(block_row_plan(p, t, kBlockRowTightThreadsPerSm));
       }
       break;
     }
@@ -920,16 +888,12 @@ std::optional<SoftmaxPlan> find_candidate(const Problem& p, const DeviceLimits& 
 std::string summary(const SoftmaxPlan& s) {
   switch (s.family) {
     case SoftmaxFamily::warp_rows:
-      return fmt::format("warp_rows G={} K={}{} cap={}{}{}{}", s.lanes_per_row, s.vecs,
+      return fmt::format("warp_rows G={} K={}{} cap={}{}{}", s.lanes_per_row, s.vecs,
                          s.rows_per_trip > 1 ? fmt::format(" R={}", s.rows_per_trip) : std::string{},
                          s.capacity, s.grid > 0 ? fmt::format(" grid={}", s.grid) : std::string{},
-                         s.two_pass ? " two-pass" : "",
-                         s.threads_per_sm > 0 ? fmt::format(" bound={}", s.threads_per_sm)
-                                              : std::string{});
+                         s.two_pass ? " two-pass" : "");
     case SoftmaxFamily::block_row:
-      return fmt::format("block_row T={} K={} cap={}{}", s.threads, s.vecs, s.capacity,
-                         s.threads_per_sm > 0 ? fmt::format(" bound={}", s.threads_per_sm)
-                                              : std::string{});
+      return fmt::format("block_row T={} K={} cap={}", s.threads, s.vecs, s.capacity);
     case SoftmaxFamily::block_hybrid:
       return fmt::format("block_hybrid {}T={} K={} cap={} smem={}",
                          s.cluster > 1 ? fmt::format("C={} slice={} ", s.cluster, s.slice)

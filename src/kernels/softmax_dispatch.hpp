@@ -67,13 +67,6 @@ inline constexpr int kSplitBlocksPerSm = 2;         // split_row: __launch_bound
 // The register-tile blocks (block_row, block_hybrid, cluster_tile) keep every thread within 64
 // registers: 1024 threads fill an SM's 64K registers, as one block of 1024 or several smaller.
 inline constexpr int kTileThreadsPerSm = 1024;
-inline constexpr int kRegistersPerSm = 65536;      // 64K 32-bit registers an SM (sm_90)
-// block_row's tight candidates (tile_lists.hpp, BlockRowTilesFp32Tight): 2048 threads an SM,
-// within 32 registers a thread.
-inline constexpr int kBlockRowTightThreadsPerSm = 2048;
-// warp_rows' tight candidates: fp32 tiles of 2 vectors a lane (one row a trip, the pairs' merge)
-// under 2048 threads an SM (8 blocks, 32 registers a thread) where their default is 6 (40).
-inline constexpr int kWarpRowsTightThreadsPerSm = 2048;
 inline constexpr int kPortableClusterSize = 8;      // clusters above this need the opt-in attribute
 inline constexpr int kMaxClusterSize = 16;          // Hopper's non-portable maximum
 inline constexpr std::size_t kSmemReservedPerBlock = 1024;  // sm_90 reserves 1 KB per block
@@ -142,7 +135,6 @@ std::int64_t cluster_row_max_n(DType t);
 // bytes).
 std::vector<TileShape> warp_rows_tiles(DType t);
 std::vector<TileShape> block_row_tiles(DType t);
-std::vector<TileShape> block_row_tight_tiles(DType t);  // also built for 2048 threads an SM
 std::vector<TileShape> cluster_tile_tiles(DType t);  // (threads, K) per block, largest first
 
 // What one launch of the production softmax does.
@@ -153,9 +145,6 @@ struct SoftmaxPlan {
   int vecs = 0;                 // warp_rows, block_row, block_hybrid, cluster_tile: 16-byte
                                 // vectors per thread (K)
   int rows_per_trip = 1;        // warp_rows: rows a lane group takes per trip (R = 1 or 2)
-  int threads_per_sm = 0;       // block_row, warp_rows: threads an SM is to hold by the launch
-                                // bounds (0: the family's default; kBlockRowTightThreadsPerSm,
-                                // kWarpRowsTightThreadsPerSm: the tight candidates)
   bool two_pass = false;        // warp_rows (R = 1): the row's max reduced over the lane group,
                                 // then the sum of exponentials against it (no pairs' merge)
   std::int64_t capacity = 0;    // register tiles: elements a tile holds (>= N, block_hybrid < N)

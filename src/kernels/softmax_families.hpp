@@ -70,10 +70,10 @@ std::int64_t resident_blocks(const void* kernel, int threads, std::size_t smem);
 inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 // The register-tile kernels' minimum blocks per SM in __launch_bounds__: kTileThreadsPerSm
-// threads, so that ptxas keeps each thread within 64 registers (or kThreadsPerSm threads: 2048
-// keeps it within 32).
-template <int kThreads, int kThreadsPerSm = kTileThreadsPerSm>
-inline constexpr int kTileMinBlocks = kThreads >= kThreadsPerSm ? 1 : kThreadsPerSm / kThreads;
+// threads, so that ptxas keeps each thread within 64 registers.
+template <int kThreads>
+inline constexpr int kTileMinBlocks =
+    kThreads >= kTileThreadsPerSm ? 1 : kTileThreadsPerSm / kThreads;
 
 // The launchers' checks: a grid of `blocks` blocks (`what`: how they are counted) within the
 // 2^31 - 1 a 1-D grid allows; the error for a plan whose tile the family does not instantiate

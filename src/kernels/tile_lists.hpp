@@ -68,21 +68,14 @@ constexpr bool warp_rows_two_rows_per_trip(int vecs, int vec_elems) { return vec
 // 4096 on 96 x 4, 192 x 4 and 384 x 4 (two thirds full) ran 1.007x, 1.022x and 1.013x the tiles
 // that hold them exactly (docs/performance.md). (768 x 4 ran 0.917x 512 x 4 at N = 8192, and
 // session 11's tiles of 8 elements a thread, 256 x 2, 512 x 2 and 1024 x 2, 0.61-0.98x the
-// 4-vector tiles of the same capacity: not kept.)
-// Session 24 added, as candidates: fp32 1024 x 4 (the Triton seed's 32 warps x 16 elements at
-// N = 16384, where it ran 1.005x this project's 512 x 8 in session 23), and
-// BlockRowTilesFp32Tight below.
+// 4-vector tiles of the same capacity: not kept. Session 24's, not kept either: 1024 x 4, the
+// Triton seed's block at N = 16384, 0.889x 512 x 8 there; the 4-vector tiles of 256-1024 threads
+// under launch bounds of 2048 threads an SM, 32 registers and 8 bytes of spill where the aligned
+// build takes 40, 0.92-0.97x at N = 2048 ... 16384.)
 using BlockRowTilesFp32 =
     TileList<RegisterTile<64, 4>, RegisterTile<96, 4>, RegisterTile<128, 4>, RegisterTile<192, 4>,
              RegisterTile<256, 4>, RegisterTile<384, 4>, RegisterTile<512, 4>, RegisterTile<512, 8>,
-             RegisterTile<1024, 4>, RegisterTile<1024, 8>>;
-// The fp32 4-vector tiles of 256 threads or more also built with launch bounds of
-// kBlockRowTightThreadsPerSm (2048) threads an SM, 32 registers a thread, instead of 1024: at 40
-// registers (the aligned instantiations) an SM holds 48 warps of them (3 blocks of 512 at
-// N = 8192; 1024 x 4 one block, 32 warps), at 32 it holds 60-64, for 8 bytes of spill.
-// Candidates (SoftmaxPlan::threads_per_sm), timed against the default bound.
-using BlockRowTilesFp32Tight = TileList<RegisterTile<256, 4>, RegisterTile<384, 4>,
-                                        RegisterTile<512, 4>, RegisterTile<1024, 4>>;
+             RegisterTile<1024, 8>>;
 using BlockRowTiles16 =
     TileList<RegisterTile<64, 2>, RegisterTile<64, 4>, RegisterTile<128, 2>, RegisterTile<96, 4>,
              RegisterTile<128, 4>, RegisterTile<256, 2>, RegisterTile<256, 4>, RegisterTile<512, 2>,

@@ -108,7 +108,9 @@ __device__ __forceinline__ void warp_rows_body(const T* __restrict__ x, T* __res
 // registers (6 and 5 blocks, no spill; at 64 ptxas took 47-56, 4 blocks), so that an SM holds more
 // warps' loads: 1.01-1.03x at bf16 N = 64 ... 512 in the tuning run, 1.03-1.05x at N = 32 ... 512
 // in the sweeps against session 9's (docs/performance.md). At 40 registers the aligned K = 2 tiles
-// spilled 16 bytes; two rows a trip spill 36-128 bytes at 48 and keep 64.
+// spilled 16 bytes; two rows a trip spill 36-128 bytes at 48 and keep 64. Session 24: the fp32
+// 2-vector tiles under 8 blocks (32 registers, 4 bytes of spill aligned) ran 0.84-0.97x their
+// 6-block default at N = 32 ... 256: more warps did not pay for the spill.
 template <class T, int K, int R>
 constexpr int warp_rows_min_blocks() {
   if constexpr (sizeof(T) == 2) {  // 16-bit storage, fp32 tiles
@@ -122,20 +124,17 @@ constexpr int warp_rows_min_blocks() {
   }
 }
 
-// kMinBlocks: the launch bounds' blocks per SM (warp_rows_min_blocks, or a plan's threads_per_sm:
-// fp32 tiles of 2 vectors a lane are also built for 8 blocks, 32 registers, as candidates).
-template <class T, int G, int K, int R, bool kTwoPass, Access A,
-          int kMinBlocks = warp_rows_min_blocks<T, K, R>()>
-__global__ void __launch_bounds__(kWarpRowsThreads, kMinBlocks)
+template <class T, int G, int K, int R, bool kTwoPass, Access A>
+__global__ void __launch_bounds__(kWarpRowsThreads, warp_rows_min_blocks<T, K, R>())
     warp_rows_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t M, std::int64_t N,
                      std::int64_t ld_x, std::int64_t ld_y) {
   warp_rows_body<kGroupWidth<T, A>, kWindowed<A>, G, K, R, kTwoPass>(x, y, M, N, ld_x, ld_y);
 }
 
-template <class T, int G, int K, int R, bool kTwoPass, Access A, int kMinBlocks>
+template <class T, int G, int K, int R, bool kTwoPass, Access A>
 void launch_access(const SoftmaxPlan& plan, const Launch& l) {
   const Problem& p = l.p;
-  const auto kernel = warp_rows_kernel<T, G, K, R, kTwoPass, A, kMinBlocks>;
+  const auto kernel = warp_rows_kernel<T, G, K, R, kTwoPass, A>;
   constexpr std::int64_t kRowsPerBlock = (kWarpRowsThreads / kWarpSize) * (kWarpSize / G) * R;
   static const std::int64_t resident =
       resident_blocks(reinterpret_cast<const void*>(kernel), kWarpRowsThreads, 0);
@@ -146,12 +145,11 @@ void launch_access(const SoftmaxPlan& plan, const Launch& l) {
   CUDA_CHECK_LAUNCH();
 }
 
-template <class T, int G, int K, int R, bool kTwoPass = false,
-          int kMinBlocks = warp_rows_min_blocks<T, K, R>()>
+template <class T, int G, int K, int R, bool kTwoPass = false>
 void launch_tile(const SoftmaxPlan& plan, const Launch& l) {
   const Access access = tile_access(l.x, l.p.ld_x, l.y, l.p.ld_y, sizeof(T), l.p.N,
                                     static_cast<std::int64_t>(G) * K * Vec<T>::kElems);
-  with_access(access, [&](auto a) { launch_access<T, G, K, R, kTwoPass, a, kMinBlocks>(plan, l); });
+  with_access(access, [&](auto a) { launch_access<T, G, K, R, kTwoPass, a>(plan, l); });
 }
 
 }  // namespace
@@ -169,22 +167,7 @@ void launch_warp_rows(const SoftmaxPlan& plan, const Launch& l) {
         throw std::invalid_argument("warp_rows: tile G=" + std::to_string(G) +
                                     " K=" + std::to_string(K) + " holds fewer than N = " +
                                     std::to_string(p.N) + " elements");
-      if (plan.threads_per_sm != 0) {
-        // The tight candidates: fp32, 2 vectors a lane, one row a trip, the pairs' merge.
-        if constexpr (sizeof(T) == 4 && K == 2) {
-          if (plan.threads_per_sm != kWarpRowsTightThreadsPerSm || plan.rows_per_trip != 1 ||
-              plan.two_pass)
-            throw std::invalid_argument(
-                "warp_rows: threads_per_sm = " + std::to_string(plan.threads_per_sm) +
-                " is built only as " + std::to_string(kWarpRowsTightThreadsPerSm) +
-                ", for one row a trip and the pairs' merge");
-          launch_tile<T, G, K, 1, false, kWarpRowsTightThreadsPerSm / kWarpRowsThreads>(plan, l);
-        } else {
-          throw std::invalid_argument("warp_rows: threads_per_sm = " +
-                                      std::to_string(plan.threads_per_sm) +
-                                      " is built only for fp32 tiles of 2 vectors a lane");
-        }
-      } else if (plan.two_pass) {
+      if (plan.two_pass) {
         if (plan.rows_per_trip != 1)
           throw std::invalid_argument("warp_rows: the two-pass reduction takes one row per trip, "
                                       "not " + std::to_string(plan.rows_per_trip));
