@@ -23,6 +23,7 @@
 // Storage fp32, bf16 or fp16 (p.dtype), arithmetic fp32. Any row strides: 16-byte accesses from
 // the 16-byte boundary at or below each row's start (its window, storage.cuh) wherever x's and
 // y's rows are equally far past a boundary, one-element accesses elsewhere (same kernels).
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -141,6 +142,30 @@ std::int64_t prod::resident_blocks(const void* kernel, int threads, std::size_t 
   CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
   return static_cast<std::int64_t>(sms) * per_sm;
+}
+
+std::size_t prod::smem_for_fewer_blocks(const void* kernel, int threads, int fewer) {
+  if (fewer <= 0) return 0;
+  int device = 0, per_sm_bytes = 0, full = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&per_sm_bytes, cudaDevAttrMaxSharedMemoryPerMultiprocessor,
+                                    device));
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&full, kernel, threads, 0));
+  const int want = std::max(1, full - fewer);
+  // `want` blocks of smem + the per-block reservation fit in an SM's shared memory, want + 1 not.
+  const std::size_t smem =
+      static_cast<std::size_t>(per_sm_bytes) / want - kSmemReservedPerBlock;
+  if (smem > 48 * 1024)
+    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    static_cast<int>(smem)));
+  int got = 0;
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&got, kernel, threads, smem));
+  if (got != want)
+    throw std::runtime_error("softmax: " + std::to_string(smem) + " bytes of shared memory left " +
+                             std::to_string(got) + " blocks an SM, not the " +
+                             std::to_string(want) + " asked for (" + std::to_string(full) +
+                             " without)");
+  return smem;
 }
 
 namespace entries {

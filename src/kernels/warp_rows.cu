@@ -136,11 +136,18 @@ void launch_access(const SoftmaxPlan& plan, const Launch& l) {
   const Problem& p = l.p;
   const auto kernel = warp_rows_kernel<T, G, K, R, kTwoPass, A>;
   constexpr std::int64_t kRowsPerBlock = (kWarpRowsThreads / kWarpSize) * (kWarpSize / G) * R;
+  // A plan with fewer blocks an SM reserves shared memory it does not use to keep the rest out.
+  const std::size_t smem = smem_for_fewer_blocks(reinterpret_cast<const void*>(kernel),
+                                                 kWarpRowsThreads, plan.fewer_blocks);
   static const std::int64_t resident =
       resident_blocks(reinterpret_cast<const void*>(kernel), kWarpRowsThreads, 0);
   const std::int64_t needed = ceil_div(p.M, kRowsPerBlock);
-  const std::int64_t grid = plan.grid > 0 ? plan.grid : std::min(needed, resident);
-  kernel<<<static_cast<unsigned>(grid), kWarpRowsThreads, 0, l.stream>>>(
+  std::int64_t grid = plan.grid;
+  if (grid <= 0)
+    grid = std::min(needed, smem == 0 ? resident
+                                      : resident_blocks(reinterpret_cast<const void*>(kernel),
+                                                        kWarpRowsThreads, smem));
+  kernel<<<static_cast<unsigned>(grid), kWarpRowsThreads, smem, l.stream>>>(
       static_cast<const T*>(l.x), static_cast<T*>(l.y), p.M, p.N, p.ld_x, p.ld_y);
   CUDA_CHECK_LAUNCH();
 }
