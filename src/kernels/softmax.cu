@@ -146,26 +146,43 @@ std::int64_t prod::resident_blocks(const void* kernel, int threads, std::size_t 
 
 std::size_t prod::smem_for_fewer_blocks(const void* kernel, int threads, int fewer) {
   if (fewer <= 0) return 0;
-  int device = 0, per_sm_bytes = 0, full = 0;
+  int device = 0;
   CUDA_CHECK(cudaGetDevice(&device));
-  CUDA_CHECK(cudaDeviceGetAttribute(&per_sm_bytes, cudaDevAttrMaxSharedMemoryPerMultiprocessor,
-                                    device));
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&full, kernel, threads, 0));
+  // Searched once per kernel, device and count (a binary search over the occupancy API: each
+  // block's shared memory is rounded up to the allocation granularity, so a division of the SM's
+  // bytes can miss by one block), then cached: the timed launches pay a lookup.
+  using Key = std::tuple<const void*, int, int, int>;
+  static std::mutex mu;
+  static std::map<Key, std::size_t> cache;
+  const std::lock_guard<std::mutex> lock(mu);
+  const Key key{kernel, device, threads, fewer};
+  if (const auto it = cache.find(key); it != cache.end()) return it->second;
+  int optin = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  cudaFuncAttributes attr{};
+  CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
+  const int limit = optin - static_cast<int>(attr.sharedSizeBytes);
+  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, limit));
+  const auto blocks = [&](int smem) {
+    int b = 0;
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, kernel, threads, smem));
+    return b;
+  };
+  const int full = blocks(0);
   const int want = std::max(1, full - fewer);
-  // `want` blocks of smem + the per-block reservation fit in an SM's shared memory, want + 1 not.
-  const std::size_t smem =
-      static_cast<std::size_t>(per_sm_bytes) / want - kSmemReservedPerBlock;
-  if (smem > 48 * 1024)
-    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    static_cast<int>(smem)));
-  int got = 0;
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&got, kernel, threads, smem));
-  if (got != want)
-    throw std::runtime_error("softmax: " + std::to_string(smem) + " bytes of shared memory left " +
-                             std::to_string(got) + " blocks an SM, not the " +
-                             std::to_string(want) + " asked for (" + std::to_string(full) +
-                             " without)");
-  return smem;
+  // The least dynamic shared memory that leaves at most `want` blocks an SM.
+  int lo = 0, hi = limit;
+  while (lo < hi) {
+    const int mid = lo + (hi - lo) / 2;
+    if (blocks(mid) <= want) hi = mid;
+    else lo = mid + 1;
+  }
+  if (const int got = blocks(lo); got != want)
+    throw std::runtime_error("softmax: no dynamic shared memory up to " + std::to_string(limit) +
+                             " bytes leaves " + std::to_string(want) + " blocks an SM (" +
+                             std::to_string(full) + " without, " + std::to_string(got) +
+                             " at the most)");
+  return cache[key] = static_cast<std::size_t>(lo);
 }
 
 namespace entries {
