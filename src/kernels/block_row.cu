@@ -77,11 +77,7 @@ void launch_block_row(const SoftmaxPlan& plan, const Launch& l) {
       const Access access = tile_access(l.x, p.ld_x, l.y, p.ld_y, sizeof(T), p.N,
                                         static_cast<std::int64_t>(kThreads) * K * Vec<T>::kElems);
       with_access(access, [&](auto a) {
-        const auto kernel = block_row_kernel<T, kThreads, K, a>;
-        // A plan with fewer blocks an SM reserves shared memory it does not use to keep them out.
-        const std::size_t smem =
-            smem_for_fewer_blocks(reinterpret_cast<const void*>(kernel), kThreads, plan.fewer_blocks);
-        kernel<<<static_cast<unsigned>(p.M), kThreads, smem, l.stream>>>(
+        block_row_kernel<T, kThreads, K, a><<<static_cast<unsigned>(p.M), kThreads, 0, l.stream>>>(
             static_cast<const T*>(l.x), static_cast<T*>(l.y), p.N, p.ld_x, p.ld_y);
       });
       CUDA_CHECK_LAUNCH();

@@ -23,7 +23,6 @@
 // Storage fp32, bf16 or fp16 (p.dtype), arithmetic fp32. Any row strides: 16-byte accesses from
 // the 16-byte boundary at or below each row's start (its window, storage.cuh) wherever x's and
 // y's rows are equally far past a boundary, one-element accesses elsewhere (same kernels).
-#include <algorithm>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -142,47 +141,6 @@ std::int64_t prod::resident_blocks(const void* kernel, int threads, std::size_t 
   CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
   return static_cast<std::int64_t>(sms) * per_sm;
-}
-
-std::size_t prod::smem_for_fewer_blocks(const void* kernel, int threads, int fewer) {
-  if (fewer <= 0) return 0;
-  int device = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  // Searched once per kernel, device and count (a binary search over the occupancy API: each
-  // block's shared memory is rounded up to the allocation granularity, so a division of the SM's
-  // bytes can miss by one block), then cached: the timed launches pay a lookup.
-  using Key = std::tuple<const void*, int, int, int>;
-  static std::mutex mu;
-  static std::map<Key, std::size_t> cache;
-  const std::lock_guard<std::mutex> lock(mu);
-  const Key key{kernel, device, threads, fewer};
-  if (const auto it = cache.find(key); it != cache.end()) return it->second;
-  int optin = 0;
-  CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  cudaFuncAttributes attr{};
-  CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
-  const int limit = optin - static_cast<int>(attr.sharedSizeBytes);
-  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, limit));
-  const auto blocks = [&](int smem) {
-    int b = 0;
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, kernel, threads, smem));
-    return b;
-  };
-  const int full = blocks(0);
-  const int want = std::max(1, full - fewer);
-  // The least dynamic shared memory that leaves at most `want` blocks an SM.
-  int lo = 0, hi = limit;
-  while (lo < hi) {
-    const int mid = lo + (hi - lo) / 2;
-    if (blocks(mid) <= want) hi = mid;
-    else lo = mid + 1;
-  }
-  if (const int got = blocks(lo); got != want)
-    throw std::runtime_error("softmax: no dynamic shared memory up to " + std::to_string(limit) +
-                             " bytes leaves " + std::to_string(want) + " blocks an SM (" +
-                             std::to_string(full) + " without, " + std::to_string(got) +
-                             " at the most)");
-  return cache[key] = static_cast<std::size_t>(lo);
 }
 
 namespace entries {

@@ -563,7 +563,7 @@ SoftmaxPlan split_default(const Problem& p, const DeviceLimits& d) {
 bool same_plan(const SoftmaxPlan& a, const SoftmaxPlan& b) {
   return a.family == b.family && a.threads == b.threads && a.lanes_per_row == b.lanes_per_row &&
          a.vecs == b.vecs && a.rows_per_trip == b.rows_per_trip && a.two_pass == b.two_pass &&
-         a.fewer_blocks == b.fewer_blocks && a.cluster == b.cluster &&
+         a.cluster == b.cluster &&
          a.slices == b.slices && a.slice == b.slice &&
          a.resident == b.resident && a.grid == b.grid && a.prefetch == b.prefetch &&
          a.repoll == b.repoll &&
@@ -657,21 +657,6 @@ std::size_t split_workspace_bytes(const Problem& p) {
          static_cast<std::size_t>(p.M) * 4;
 }
 
-namespace {
-
-// The same plan with `fewer` blocks an SM than its registers allow: a candidate for the tuning run
-// (on the H200 the copy ceiling ran 1-2 points faster at 5 blocks of 256 threads an SM than at 8:
-// docs/performance.md, "Ceilings").
-SoftmaxPlan with_fewer_blocks(SoftmaxPlan s, int fewer) {
-  s.fewer_blocks = fewer;
-  s.why += fmt::format(", {} block(s) an SM fewer than its registers allow (shared memory "
-                       "reserved to keep them out)",
-                       fewer);
-  return s;
-}
-
-}  // namespace
-
 std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const DeviceLimits& d,
                                       int max_cluster) {
   check_problem(p);
@@ -703,9 +688,6 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
         if (tile_capacity(t, p.dtype) == first_cap &&
             warp_rows_two_rows_per_trip(t.vecs, static_cast<int>(V)))
           out.push_back(warp_rows_plan(p, t, persistent, 2));
-      // The default with one and two blocks an SM fewer.
-      for (int fewer = 1; fewer <= kMaxFewerBlocks; ++fewer)
-        out.push_back(with_fewer_blocks(first, fewer));
       break;
     }
     case SoftmaxFamily::block_row: {
@@ -719,8 +701,6 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
         if (holding++ == kMaxTiles) break;
         if (t != *pick) out.push_back(block_row_plan(p, t));
       }
-      for (int fewer = 1; fewer <= kMaxFewerBlocks; ++fewer)
-        out.push_back(with_fewer_blocks(out.front(), fewer));
       break;
     }
     case SoftmaxFamily::block_hybrid:
@@ -905,22 +885,15 @@ std::optional<SoftmaxPlan> find_candidate(const Problem& p, const DeviceLimits& 
   return std::nullopt;
 }
 
-namespace {
-std::string fewer_words(const SoftmaxPlan& s) {
-  return s.fewer_blocks > 0 ? fmt::format(" fewer={}", s.fewer_blocks) : std::string{};
-}
-}  // namespace
-
 std::string summary(const SoftmaxPlan& s) {
   switch (s.family) {
     case SoftmaxFamily::warp_rows:
-      return fmt::format("warp_rows G={} K={}{} cap={}{}{}{}", s.lanes_per_row, s.vecs,
+      return fmt::format("warp_rows G={} K={}{} cap={}{}{}", s.lanes_per_row, s.vecs,
                          s.rows_per_trip > 1 ? fmt::format(" R={}", s.rows_per_trip) : std::string{},
                          s.capacity, s.grid > 0 ? fmt::format(" grid={}", s.grid) : std::string{},
-                         s.two_pass ? " two-pass" : "", fewer_words(s));
+                         s.two_pass ? " two-pass" : "");
     case SoftmaxFamily::block_row:
-      return fmt::format("block_row T={} K={} cap={}{}", s.threads, s.vecs, s.capacity,
-                         fewer_words(s));
+      return fmt::format("block_row T={} K={} cap={}", s.threads, s.vecs, s.capacity);
     case SoftmaxFamily::block_hybrid:
       return fmt::format("block_hybrid {}T={} K={} cap={} smem={}",
                          s.cluster > 1 ? fmt::format("C={} slice={} ", s.cluster, s.slice)

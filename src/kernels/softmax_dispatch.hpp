@@ -67,8 +67,6 @@ inline constexpr int kSplitBlocksPerSm = 2;         // split_row: __launch_bound
 // The register-tile blocks (block_row, block_hybrid, cluster_tile) keep every thread within 64
 // registers: 1024 threads fill an SM's 64K registers, as one block of 1024 or several smaller.
 inline constexpr int kTileThreadsPerSm = 1024;
-// warp_rows' and block_row's candidates with blocks kept off an SM: 1 ... this many fewer.
-inline constexpr int kMaxFewerBlocks = 2;
 inline constexpr int kPortableClusterSize = 8;      // clusters above this need the opt-in attribute
 inline constexpr int kMaxClusterSize = 16;          // Hopper's non-portable maximum
 inline constexpr std::size_t kSmemReservedPerBlock = 1024;  // sm_90 reserves 1 KB per block
@@ -147,8 +145,6 @@ struct SoftmaxPlan {
   int vecs = 0;                 // warp_rows, block_row, block_hybrid, cluster_tile: 16-byte
                                 // vectors per thread (K)
   int rows_per_trip = 1;        // warp_rows: rows a lane group takes per trip (R = 1 or 2)
-  int fewer_blocks = 0;         // warp_rows, block_row: blocks an SM holds, this many fewer than
-                                // its registers allow (shared memory reserved to keep them out)
   bool two_pass = false;        // warp_rows (R = 1): the row's max reduced over the lane group,
                                 // then the sum of exponentials against it (no pairs' merge)
   std::int64_t capacity = 0;    // register tiles: elements a tile holds (>= N, block_hybrid < N)

@@ -67,12 +67,6 @@ int split_row_blocks_per_sm(const SoftmaxPlan& plan, DType t);
 // holds at once: SMs x cudaOccupancyMaxActiveBlocksPerMultiprocessor.
 std::int64_t resident_blocks(const void* kernel, int threads, std::size_t smem);
 
-// The dynamic shared memory that leaves an SM room for `fewer` blocks of `kernel` fewer than it
-// holds without any (at least one); 0 for fewer = 0. Sets the kernel's dynamic shared memory
-// limit where that is past 48 KB, and checks with the occupancy API that the count is the one
-// asked for (std::runtime_error if not).
-std::size_t smem_for_fewer_blocks(const void* kernel, int threads, int fewer);
-
 inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 // The register-tile kernels' minimum blocks per SM in __launch_bounds__: kTileThreadsPerSm

@@ -110,7 +110,9 @@ __device__ __forceinline__ void warp_rows_body(const T* __restrict__ x, T* __res
 // in the sweeps against session 9's (docs/performance.md). At 40 registers the aligned K = 2 tiles
 // spilled 16 bytes; two rows a trip spill 36-128 bytes at 48 and keep 64. Session 24: the fp32
 // 2-vector tiles under 8 blocks (32 registers, 4 bytes of spill aligned) ran 0.84-0.97x their
-// 6-block default at N = 32 ... 256: more warps did not pay for the spill.
+// 6-block default at N = 32 ... 256: more warps did not pay for the spill; kept to 5 or 4 blocks
+// by shared memory reserved for nothing, 0.93-0.96x and 0.87-0.89x (the copy ceiling's 5 blocks
+// an SM, its best, do not carry over: docs/performance.md, "Session 24").
 template <class T, int K, int R>
 constexpr int warp_rows_min_blocks() {
   if constexpr (sizeof(T) == 2) {  // 16-bit storage, fp32 tiles
@@ -136,18 +138,11 @@ void launch_access(const SoftmaxPlan& plan, const Launch& l) {
   const Problem& p = l.p;
   const auto kernel = warp_rows_kernel<T, G, K, R, kTwoPass, A>;
   constexpr std::int64_t kRowsPerBlock = (kWarpRowsThreads / kWarpSize) * (kWarpSize / G) * R;
-  // A plan with fewer blocks an SM reserves shared memory it does not use to keep the rest out.
-  const std::size_t smem = smem_for_fewer_blocks(reinterpret_cast<const void*>(kernel),
-                                                 kWarpRowsThreads, plan.fewer_blocks);
   static const std::int64_t resident =
       resident_blocks(reinterpret_cast<const void*>(kernel), kWarpRowsThreads, 0);
   const std::int64_t needed = ceil_div(p.M, kRowsPerBlock);
-  std::int64_t grid = plan.grid;
-  if (grid <= 0)
-    grid = std::min(needed, smem == 0 ? resident
-                                      : resident_blocks(reinterpret_cast<const void*>(kernel),
-                                                        kWarpRowsThreads, smem));
-  kernel<<<static_cast<unsigned>(grid), kWarpRowsThreads, smem, l.stream>>>(
+  const std::int64_t grid = plan.grid > 0 ? plan.grid : std::min(needed, resident);
+  kernel<<<static_cast<unsigned>(grid), kWarpRowsThreads, 0, l.stream>>>(
       static_cast<const T*>(l.x), static_cast<T*>(l.y), p.M, p.N, p.ld_x, p.ld_y);
   CUDA_CHECK_LAUNCH();
 }

@@ -1086,33 +1086,6 @@ TEST_CASE("dispatch: fp32 block_row rows of 1000-4096 take the tiles measured fa
   CHECK(b.vecs == 4);
 }
 
-TEST_CASE("dispatch: warp_rows and block_row offer their default with 1 and 2 blocks an SM "
-          "fewer, never as a default", "[dispatch]") {
-  for (const DType t : kDtypes) {
-    for (const std::int64_t n : {32, 128, 512, 1024, 4096, 8192, 32768}) {
-      INFO(to_string(t) << " N = " << n);
-      const Problem p = dense((std::int64_t{1} << 27) / n, n, t);
-      const SoftmaxPlan def = plan_softmax(p, kH200);
-      if (def.family != SoftmaxFamily::warp_rows && def.family != SoftmaxFamily::block_row)
-        continue;
-      CHECK(def.fewer_blocks == 0);
-      const std::vector<SoftmaxPlan> c = family_plans(def.family, p, kH200);
-      REQUIRE(!c.empty());
-      CHECK(summary(c.front()) == summary(def));
-      std::vector<int> fewer;
-      for (const SoftmaxPlan& s : c) {
-        INFO(summary(s));
-        if (s.fewer_blocks == 0) continue;
-        fewer.push_back(s.fewer_blocks);
-        // The default's own tile, grid and reduction, only the residency changed.
-        CHECK(summary(s) == summary(def) + " fewer=" + std::to_string(s.fewer_blocks));
-        CHECK(s.grid == def.grid);
-      }
-      CHECK(fewer == std::vector<int>{1, 2});
-    }
-  }
-}
-
 TEST_CASE("dispatch: a candidate plan is found by its summary, and only a candidate",
           "[dispatch]") {
   const Problem p = dense(65536, 2048);
