@@ -487,6 +487,19 @@ std::int64_t tune_ld_pad() {
   return k;
 }
 
+// The tuning case's input: N(0, 1) rows, or SMR_TUNE_INPUT=mixed: the sweep's cycle of row kinds
+// (verify.hpp's InputKind::mixed, hostile rows among them) over the input's rows of 1024 elements,
+// so that a shape's rows take the kinds in runs of 1024 / N (N <= 1024) or several a row (docs/
+// performance.md, session 24: whether the sweep's input moves a plan's time).
+InputKind tune_input_kind() {
+  const char* e = std::getenv("SMR_TUNE_INPUT");
+  if (e == nullptr) return InputKind::normal;
+  for (const InputKind k : {InputKind::normal, InputKind::mixed})
+    if (to_string(k) == e) return k;
+  FAIL("SMR_TUNE_INPUT=" << e << ": expected normal or mixed");
+  return InputKind::normal;
+}
+
 // The hidden cases' view of an M x N shape at SMR_TUNE_LD_PAD's stride (ld = N + pad, x and y
 // alike) inside the 2^27-element input; nothing, with a line saying so, where it does not fit.
 std::optional<Problem> padded_view(std::int64_t M, std::int64_t N, DType t, std::int64_t pad) {
@@ -557,8 +570,9 @@ TEST_CASE("production softmax: time every candidate plan of the default sweep's 
   CudaStream stream;
 
   // One random input of 2^27 elements, shared by every shape (each a dense view of it).
-  std::vector<float> x =
-      make_input(dense(kTuneElements >> 10, 1 << 10), test::base_seed(), InputKind::normal);
+  const InputKind input = tune_input_kind();
+  std::printf("input: %s rows of 1024 (SMR_TUNE_INPUT)\n", std::string(to_string(input)).c_str());
+  std::vector<float> x = make_input(dense(kTuneElements >> 10, 1 << 10), test::base_seed(), input);
   for (const DType t : dtypes) {
     const DeviceInput in = upload(x, t);
     const std::vector<float>& xt = in.x;
