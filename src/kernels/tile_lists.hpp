@@ -71,7 +71,7 @@ constexpr bool warp_rows_two_rows_per_trip(int vecs, int vec_elems) { return vec
 // 4-vector tiles of the same capacity: not kept. Session 24's, not kept either: 1024 x 4, the
 // Triton seed's block at N = 16384, 0.889x 512 x 8 there; the 4-vector tiles of 256-1024 threads
 // under launch bounds of 2048 threads an SM, 32 registers and 8 bytes of spill where the aligned
-// build takes 40, 0.92-0.97x at N = 2048 ... 16384.)
+// build takes 40, 0.87-0.97x at N = 2048 ... 16384.)
 using BlockRowTilesFp32 =
     TileList<RegisterTile<64, 4>, RegisterTile<96, 4>, RegisterTile<128, 4>, RegisterTile<192, 4>,
              RegisterTile<256, 4>, RegisterTile<384, 4>, RegisterTile<512, 4>, RegisterTile<512, 8>,

@@ -571,7 +571,8 @@ TEST_CASE("production softmax: time every candidate plan of the default sweep's 
 
   // One random input of 2^27 elements, shared by every shape (each a dense view of it).
   const InputKind input = tune_input_kind();
-  std::printf("input: %s rows of 1024 (SMR_TUNE_INPUT)\n", std::string(to_string(input)).c_str());
+  std::printf("input: %s, in rows of 1024 elements (SMR_TUNE_INPUT=normal|mixed)\n",
+              std::string(to_string(input)).c_str());
   std::vector<float> x = make_input(dense(kTuneElements >> 10, 1 << 10), test::base_seed(), input);
   for (const DType t : dtypes) {
     const DeviceInput in = upload(x, t);
