@@ -487,17 +487,21 @@ std::int64_t tune_ld_pad() {
   return k;
 }
 
-// The tuning case's input: N(0, 1) rows, or SMR_TUNE_INPUT=mixed: the sweep's cycle of row kinds
-// (verify.hpp's InputKind::mixed, hostile rows among them) over the input's rows of 1024 elements,
-// so that a shape's rows take the kinds in runs of 1024 / N (N <= 1024) or several a row (docs/
-// performance.md, session 24: whether the sweep's input moves a plan's time).
-InputKind tune_input_kind() {
-  const char* e = std::getenv("SMR_TUNE_INPUT");
-  if (e == nullptr) return InputKind::normal;
-  for (const InputKind k : {InputKind::normal, InputKind::mixed})
-    if (to_string(k) == e) return k;
-  FAIL("SMR_TUNE_INPUT=" << e << ": expected normal or mixed");
-  return InputKind::normal;
+// The hidden cases' input, 2^27 elements shared by every shape (each a dense view of it): N(0, 1)
+// rows, or SMR_TUNE_INPUT=mixed: the sweep's cycle of row kinds (verify.hpp's InputKind::mixed,
+// hostile rows among them) over rows of 1024 elements, so that a shape's rows take the kinds in
+// runs of 1024 / N (N <= 1024) or several a row (docs/performance.md, session 24: whether the
+// sweep's input moves a plan's time). Prints which.
+std::vector<float> tune_input() {
+  InputKind kind = InputKind::normal;
+  if (const char* e = std::getenv("SMR_TUNE_INPUT")) {
+    if (to_string(InputKind::mixed) == e) kind = InputKind::mixed;
+    else if (to_string(InputKind::normal) != e)
+      FAIL("SMR_TUNE_INPUT=" << e << ": expected normal or mixed");
+  }
+  std::printf("input: %s, in rows of 1024 elements (SMR_TUNE_INPUT=normal|mixed)\n",
+              std::string(to_string(kind)).c_str());
+  return make_input(dense(kTuneElements >> 10, 1 << 10), test::base_seed(), kind);
 }
 
 // The hidden cases' view of an M x N shape at SMR_TUNE_LD_PAD's stride (ld = N + pad, x and y
@@ -569,11 +573,7 @@ TEST_CASE("production softmax: time every candidate plan of the default sweep's 
   L2Flusher flusher(static_cast<std::int64_t>(d.l2_bytes));
   CudaStream stream;
 
-  // One random input of 2^27 elements, shared by every shape (each a dense view of it).
-  const InputKind input = tune_input_kind();
-  std::printf("input: %s, in rows of 1024 elements (SMR_TUNE_INPUT=normal|mixed)\n",
-              std::string(to_string(input)).c_str());
-  std::vector<float> x = make_input(dense(kTuneElements >> 10, 1 << 10), test::base_seed(), input);
+  const std::vector<float> x = tune_input();
   for (const DType t : dtypes) {
     const DeviceInput in = upload(x, t);
     const std::vector<float>& xt = in.x;
@@ -667,7 +667,8 @@ double percentile(std::vector<double> v, double q) {
 
 // For the split_row shapes of the default sweep, N = 1000003 and the rows too long for the card
 // (M = 1, N = 2^26; M = 8, N = 2^24), fp32 and bf16 (SMR_TUNE_DTYPES chooses; SMR_TUNE_N
-// narrows the shapes and SMR_TUNE_LD_PAD pads the rows as for the tuning case), the default plan
+// narrows the shapes, SMR_TUNE_LD_PAD pads the rows and SMR_TUNE_INPUT picks the input as for
+// the tuning case), the default plan
 // and the other split_row forms on one block per SM with the rows on chip (one slice per block,
 // the pipelined exchange's two or three, the ring of chunk slots), and for rows read twice the
 // default's twin with its streamed parts laid out the other way (interleaved or not, fp32): one
@@ -701,6 +702,7 @@ TEST_CASE("production softmax: where split_row's loop trips spend their time",
   shapes.emplace_back(kTuneElements / 1000003, 1000003);
   shapes.emplace_back(1, std::int64_t{1} << 26);
   shapes.emplace_back(8, std::int64_t{1} << 24);
+  const std::vector<float> x0 = tune_input();
   L2Flusher flusher(static_cast<std::int64_t>(d.l2_bytes));
   CudaStream stream;
   std::printf("\nclock %.0f MHz (cudaDevAttrClockRate); phases in us per trip: median / p90 (share "
@@ -708,9 +710,6 @@ TEST_CASE("production softmax: where split_row's loop trips spend their time",
               cycles_per_us);
   std::printf("%-5s %8s %8s  %-66s %6s %20s %20s %20s %9s %8s\n", "dtype", "M", "N", "plan",
               "trips", "statistics", "exchange", "write", "launch_us", "span_MHz");
-  // One random input of 2^27 elements per dtype, shared by every shape (each a dense view of it).
-  const std::vector<float> x0 =
-      make_input(dense(kTuneElements >> 10, 1 << 10), test::base_seed(), InputKind::normal);
   for (const DType t : dtypes) {
     const DeviceInput in = upload(x0, t);
     const std::vector<float>& x = in.x;
