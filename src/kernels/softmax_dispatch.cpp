@@ -568,7 +568,8 @@ bool same_plan(const SoftmaxPlan& a, const SoftmaxPlan& b) {
          a.resident == b.resident && a.grid == b.grid && a.prefetch == b.prefetch &&
          a.repoll == b.repoll &&
          a.thread_copy == b.thread_copy && a.tagged_partials == b.tagged_partials &&
-         a.buffers == b.buffers && a.interleaved == b.interleaved && a.ring == b.ring;
+         a.buffers == b.buffers && a.interleaved == b.interleaved && a.ring == b.ring &&
+         a.wave_prefetch == b.wave_prefetch;
 }
 
 // The same cluster_row plan with its slice copied in the other way (threads / copy engine): a
@@ -861,8 +862,40 @@ SoftmaxPlan plan_softmax(const Problem& p, const DeviceLimits& d, int max_cluste
   return s;
 }
 
+namespace {
+
+// Families whose blocks hold their whole part of a row on chip and can prefetch a later one.
+bool wave_prefetchable(SoftmaxFamily f) {
+  return f == SoftmaxFamily::block_row || f == SoftmaxFamily::cluster_tile ||
+         f == SoftmaxFamily::block_hybrid;
+}
+
+// The same plan with the wave prefetch (SoftmaxPlan::wave_prefetch, at = 1 or 2): a candidate.
+// The reading behind it (session 25): these families run at 93-97% of the copy ceiling where a
+// block's row is 64-256 KB and one to three blocks share an SM, and 98-100% where 16-21 small
+// blocks do -- as if each block's start (no loads back yet) and end (nothing left to load) left
+// its SM's share of DRAM idle unless another block of the SM fills it.
+SoftmaxPlan with_wave_prefetch(SoftmaxPlan s, int at) {
+  s.wave_prefetch = at;
+  s.why += at == 1 ? "; each block prefetches its part of the row one wave later into L2 once "
+                     "its own loads are in"
+                   : "; each block prefetches its part of the row one wave later into L2 once "
+                     "its stores are issued";
+  return s;
+}
+
+}  // namespace
+
 std::vector<SoftmaxPlan> candidate_plans(const Problem& p, const DeviceLimits& d, int max_cluster) {
   std::vector<SoftmaxPlan> out{plan_softmax(p, d, max_cluster)};
+  if (wave_prefetchable(out.front().family)) {
+    const SoftmaxPlan first = out.front();
+    // block_row only at the end: its prefetch between loads and reduction took ptxas from 40 to
+    // 44-48 registers a thread on the 4-vector fp32 tiles (one block an SM fewer), where at the end
+    // it takes what the default takes -- a time of that candidate would not be the prefetch's.
+    for (int at = first.family == SoftmaxFamily::block_row ? 2 : 1; at <= 2; ++at)
+      out.push_back(with_wave_prefetch(first, at));
+  }
   // The neighbours of the default: each family within a factor 4 of its default range.
   std::vector<SoftmaxFamily> families;
   if (p.N <= kWarpRowsMaxN) families.push_back(SoftmaxFamily::warp_rows);
@@ -885,6 +918,14 @@ std::optional<SoftmaxPlan> find_candidate(const Problem& p, const DeviceLimits& 
   return std::nullopt;
 }
 
+namespace {
+std::string wave_words(const SoftmaxPlan& s) {
+  return s.wave_prefetch == 1   ? " l2wave=loaded"
+         : s.wave_prefetch == 2 ? " l2wave=stored"
+                                : "";
+}
+}  // namespace
+
 std::string summary(const SoftmaxPlan& s) {
   switch (s.family) {
     case SoftmaxFamily::warp_rows:
@@ -893,15 +934,16 @@ std::string summary(const SoftmaxPlan& s) {
                          s.capacity, s.grid > 0 ? fmt::format(" grid={}", s.grid) : std::string{},
                          s.two_pass ? " two-pass" : "");
     case SoftmaxFamily::block_row:
-      return fmt::format("block_row T={} K={} cap={}", s.threads, s.vecs, s.capacity);
+      return fmt::format("block_row T={} K={} cap={}{}", s.threads, s.vecs, s.capacity,
+                         wave_words(s));
     case SoftmaxFamily::block_hybrid:
-      return fmt::format("block_hybrid {}T={} K={} cap={} smem={}",
+      return fmt::format("block_hybrid {}T={} K={} cap={} smem={}{}",
                          s.cluster > 1 ? fmt::format("C={} slice={} ", s.cluster, s.slice)
                                        : std::string{},
-                         s.threads, s.vecs, s.capacity, s.smem_bytes);
+                         s.threads, s.vecs, s.capacity, s.smem_bytes, wave_words(s));
     case SoftmaxFamily::cluster_tile:
-      return fmt::format("cluster_tile C={} T={} K={} slice={}", s.cluster, s.threads, s.vecs,
-                         s.slice);
+      return fmt::format("cluster_tile C={} T={} K={} slice={}{}", s.cluster, s.threads, s.vecs,
+                         s.slice, wave_words(s));
     case SoftmaxFamily::cluster_row:
       return fmt::format("cluster_row C={} slice={} smem={}{}", s.cluster, s.slice, s.smem_bytes,
                          s.thread_copy ? " ldgsts" : "");

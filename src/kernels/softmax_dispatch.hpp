@@ -175,6 +175,11 @@ struct SoftmaxPlan {
                                 // a ring of chunk slots, each chunk of the next slices copied in
                                 // as soon as a slot is free
   std::size_t workspace_bytes = 0;  // split_row: partials + arrival counters
+  int wave_prefetch = 0;        // block_row, cluster_tile, block_hybrid: 0 none (every default);
+                                // 1 / 2: thread 0 of each block prefetches into L2 its part of the
+                                // row one wave of blocks later, once its own loads have arrived
+                                // (1; not block_row) or once its stores are issued (2) --
+                                // candidates for the tuning run (l2_prefetch.cuh)
   TrafficModel traffic = TrafficModel::fused;
   std::string why;              // the choice in words, for docs, logs and results' `extra`
 };

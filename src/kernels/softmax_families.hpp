@@ -66,6 +66,11 @@ int split_row_blocks_per_sm(const SoftmaxPlan& plan, DType t);
 // Blocks of `kernel` (with `threads` threads and `smem` dynamic shared memory) the current device
 // holds at once: SMs x cudaOccupancyMaxActiveBlocksPerMultiprocessor.
 std::int64_t resident_blocks(const void* kernel, int threads, std::size_t smem);
+// One wave of the plan's kernel: the rows it works on at once -- resident_blocks for one block a
+// row, max_active_clusters for a cluster a row -- read once per (device, kernel, shape) and then
+// cached, so that a timed launch does not wait on the occupancy API. For the wave prefetch
+// (SoftmaxPlan::wave_prefetch); 0 where the plan has none.
+std::int64_t wave_rows(const SoftmaxPlan& plan, const void* kernel, int threads, std::size_t smem);
 
 inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 

@@ -62,6 +62,7 @@
 #include <utility>
 
 #include "kernels/cuda_check.hpp"
+#include "kernels/l2_prefetch.cuh"
 #include "kernels/row_slice.cuh"
 #include "kernels/softmax_families.hpp"
 
@@ -284,11 +285,6 @@ __device__ __forceinline__ RowStats await_partial(float2* slot) {
   return await_partial(slot, partial_bits(slot));
 }
 
-// Brings bytes [src, src + bytes) towards L2 without waiting (one bulk prefetch instruction;
-// 16-byte aligned source and size).
-__device__ __forceinline__ void prefetch_l2(const void* src, std::uint32_t bytes) {
-  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(src), "r"(bytes) : "memory");
-}
 // The whole vectors of a slice's window (`src` the slice's first element, w its window) towards
 // L2: what the slice's copy-engine chunks will read.
 template <class T>

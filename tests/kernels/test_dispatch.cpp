@@ -77,6 +77,13 @@ void check_invariants(const SoftmaxPlan& s, const Problem& p, const DeviceLimits
   CHECK(!s.why.empty());
   if (s.family != SoftmaxFamily::warp_rows) CHECK(s.rows_per_trip == 1);
   if (s.family != SoftmaxFamily::warp_rows || s.rows_per_trip != 1) CHECK(!s.two_pass);
+  // The wave prefetch: 0, 1 or 2, only on the families whose kernels take it.
+  CHECK(s.wave_prefetch >= 0);
+  CHECK(s.wave_prefetch <= 2);
+  if (s.family != SoftmaxFamily::block_row && s.family != SoftmaxFamily::cluster_tile &&
+      s.family != SoftmaxFamily::block_hybrid)
+    CHECK(s.wave_prefetch == 0);
+  if (s.family == SoftmaxFamily::block_row) CHECK(s.wave_prefetch != 1);
   const std::int64_t V = vec_elems(p.dtype);
   const std::int64_t b = dtype_bytes(p.dtype);
   switch (s.family) {
@@ -605,6 +612,45 @@ TEST_CASE("dispatch: every plan for every boundary shape satisfies its family's 
         }
       }
   CHECK(checked > 1000);
+}
+
+TEST_CASE("dispatch: the wave prefetch is a candidate beside the default, never the default",
+          "[dispatch]") {
+  std::size_t seen = 0;
+  for (const DType t : kDtypes)
+    for (const std::int64_t n : boundary_ns()) {
+      const Problem p = dense(std::max<std::int64_t>(1, (std::int64_t{1} << 27) / n), n, t);
+      const auto all = candidate_plans(p, kH200);
+      REQUIRE(!all.empty());
+      const SoftmaxPlan& d = all.front();
+      INFO(summary(d) << " for N = " << n << " " << to_string(t));
+      CHECK(d.wave_prefetch == 0);
+      const bool takes = d.family == SoftmaxFamily::block_row ||
+                         d.family == SoftmaxFamily::cluster_tile ||
+                         d.family == SoftmaxFamily::block_hybrid;
+      // block_row: only at its end (the earlier point costs it registers: softmax_dispatch.cpp).
+      const int first_at = d.family == SoftmaxFamily::block_row ? 2 : 1;
+      for (int at = 1; at <= 2; ++at) {
+        // The default's copy at each point, right after it: the same plan but for the prefetch.
+        const auto it = std::find_if(all.begin(), all.end(), [&](const SoftmaxPlan& s) {
+          return s.wave_prefetch == at;
+        });
+        if (!takes || at < first_at) {
+          CHECK(it == all.end());
+          continue;
+        }
+        REQUIRE(it != all.end());
+        CHECK(it - all.begin() == at - first_at + 1);
+        SoftmaxPlan plain = *it;
+        plain.wave_prefetch = 0;
+        CHECK(summary(plain) == summary(d));
+        CHECK(plain.why.substr(0, d.why.size()) == d.why);
+        CHECK(summary(*it) == summary(d) + (at == 1 ? " l2wave=loaded" : " l2wave=stored"));
+        CHECK(it->why.find("one wave later") != std::string::npos);
+        ++seen;
+      }
+    }
+  CHECK(seen > 20);  // block_row, block_hybrid and cluster_tile defaults among the shapes
 }
 
 TEST_CASE("dispatch: strides do not change the plan; bad problems are refused", "[dispatch]") {
