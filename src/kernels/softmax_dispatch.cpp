@@ -766,47 +766,6 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
   return out;
 }
 
-namespace {
-
-// ---- the wave prefetch (l2_prefetch.cuh) --------------------------------------------------------
-
-// Families whose blocks hold their whole part of a row on chip and can prefetch a later one.
-bool wave_prefetchable(SoftmaxFamily f) {
-  return f == SoftmaxFamily::block_row || f == SoftmaxFamily::cluster_tile ||
-         f == SoftmaxFamily::block_hybrid;
-}
-
-// The same plan with the wave prefetch (SoftmaxPlan::wave_prefetch, at = 1 or 2). The reading
-// behind it (session 25): these families ran at 93-97% of the copy ceiling where a block's row is
-// 32-256 KB and one to three blocks share an SM, and 98-100% where 16-21 small blocks do -- as if
-// each block's start (no loads back yet) and end (nothing left to load) left its SM's share of
-// DRAM idle unless another block of the SM filled it.
-SoftmaxPlan with_wave_prefetch(SoftmaxPlan s, int at) {
-  s.wave_prefetch = at;
-  s.why += at == 1 ? "; each block prefetches its part of the row one wave later into L2 once "
-                     "its own loads are in"
-                   : "; each block prefetches its part of the row one wave later into L2 once "
-                     "its stores are issued";
-  return s;
-}
-
-// The same plan without it: the candidate beside a default that has it.
-SoftmaxPlan without_wave_prefetch(SoftmaxPlan s) {
-  s.wave_prefetch = 0;
-  s.why += "; without the wave prefetch (the default has it)";
-  return s;
-}
-
-// block_row's default takes the prefetch at its end for fp32 rows past kBlockRowWaveMinN (session
-// 25's tuning table on the H200: 1.005-1.022x at N = 2048 ... 32768 and 3000, 0.995-0.999x at
-// 1000 and 1024, whose 96-thread blocks sit 17 to an SM; bf16 1.013x at 4096, 0.996-1.005x
-// elsewhere: not taken).
-bool block_row_wave_default(const Problem& p) {
-  return p.dtype == DType::f32 && p.N > kBlockRowWaveMinN;
-}
-
-}  // namespace
-
 SoftmaxPlan plan_softmax(const Problem& p, const DeviceLimits& d, int max_cluster) {
   check_problem(p);
   max_cluster = std::clamp(max_cluster, 1, kMaxClusterSize);
@@ -827,10 +786,7 @@ SoftmaxPlan plan_softmax(const Problem& p, const DeviceLimits& d, int max_cluste
     SoftmaxPlan h = block_hybrid_default(p, d);
     if (h.threads > 0 && h.threads < 1024) return h;
   }
-  if (need <= block_row_max_n(p.dtype)) {
-    const SoftmaxPlan s = first(SoftmaxFamily::block_row);
-    return block_row_wave_default(p) ? with_wave_prefetch(s, 2) : s;
-  }
+  if (need <= block_row_max_n(p.dtype)) return first(SoftmaxFamily::block_row);
 
   // cluster_tile on its 512-thread tiles (16384 fp32 elements each), up to 8 of them.
   const auto narrow_cluster_tile = [&] {
@@ -906,17 +862,40 @@ SoftmaxPlan plan_softmax(const Problem& p, const DeviceLimits& d, int max_cluste
   return s;
 }
 
+namespace {
+
+// Families whose blocks hold their whole part of a row on chip and can prefetch a later one.
+bool wave_prefetchable(SoftmaxFamily f) {
+  return f == SoftmaxFamily::block_row || f == SoftmaxFamily::cluster_tile ||
+         f == SoftmaxFamily::block_hybrid;
+}
+
+// The same plan with the wave prefetch (SoftmaxPlan::wave_prefetch, at = 1 or 2): a candidate.
+// The reading behind it (session 25): these families run at 93-97% of the copy ceiling where a
+// block's row is 64-256 KB and one to three blocks share an SM, and 98-100% where 16-21 small
+// blocks do -- as if each block's start (no loads back yet) and end (nothing left to load) left
+// its SM's share of DRAM idle unless another block of the SM fills it.
+SoftmaxPlan with_wave_prefetch(SoftmaxPlan s, int at) {
+  s.wave_prefetch = at;
+  s.why += at == 1 ? "; each block prefetches its part of the row one wave later into L2 once "
+                     "its own loads are in"
+                   : "; each block prefetches its part of the row one wave later into L2 once "
+                     "its stores are issued";
+  return s;
+}
+
+}  // namespace
+
 std::vector<SoftmaxPlan> candidate_plans(const Problem& p, const DeviceLimits& d, int max_cluster) {
   std::vector<SoftmaxPlan> out{plan_softmax(p, d, max_cluster)};
-  // The default with the wave prefetch (at each point its family takes: block_row only at the
-  // end, where its kernel takes the default's registers; between loads and reduction the 4-vector
-  // fp32 tiles went from 40 to 44-48, one block an SM fewer), or without it where it has it.
-  const SoftmaxPlan first = out.front();
-  if (first.wave_prefetch != 0)
-    out.push_back(without_wave_prefetch(first));
-  else if (wave_prefetchable(first.family))
+  if (wave_prefetchable(out.front().family)) {
+    const SoftmaxPlan first = out.front();
+    // block_row only at the end: its prefetch between loads and reduction took ptxas from 40 to
+    // 44-48 registers a thread on the 4-vector fp32 tiles (one block an SM fewer), where at the end
+    // it takes what the default takes -- a time of that candidate would not be the prefetch's.
     for (int at = first.family == SoftmaxFamily::block_row ? 2 : 1; at <= 2; ++at)
       out.push_back(with_wave_prefetch(first, at));
+  }
   // The neighbours of the default: each family within a factor 4 of its default range.
   std::vector<SoftmaxFamily> families;
   if (p.N <= kWarpRowsMaxN) families.push_back(SoftmaxFamily::warp_rows);

@@ -106,9 +106,6 @@ std::int64_t block_row_max_n(DType t);
 // on tiles they fill to 65-73% than on the smallest (98-100% full); rows filling 49-50% ran
 // 0.85-0.97x; 16-bit N = 2048 on 96 x 4 (67%) 0.81x (session 12's tuning runs).
 inline constexpr std::int64_t kBlockRowMinFillPercent = 65;
-// fp32 block_row plans for rows longer than this take the wave prefetch at the block's end
-// (SoftmaxPlan::wave_prefetch = 2; softmax_dispatch.cpp, block_row_wave_default).
-inline constexpr std::int64_t kBlockRowWaveMinN = 1024;
 // The largest clusters the dispatch picks by default (the tuning test times the others: on the
 // H200, fp32, 16-block cluster_tile rows and 16-block cluster_row rows were slower than split_row;
 // 16-bit cluster_tile rows ran 0.87-0.90x cluster_row's at N = 65536 and 131072: session 3's
