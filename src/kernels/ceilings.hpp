@@ -44,8 +44,8 @@ void copy_bytes(const void* src, void* dst, std::size_t bytes, cudaStream_t stre
 // stage_bytes copied in by TMA (or the threads' cp.async: thread_copy) in `chunks` chunks into
 // `buffers` buffers per block, optionally read once more from shared memory (read_pass, the
 // softmax's statistics), optionally with an exponential per element in each pass and a pause per
-// stage (the softmax's exchange), then stored chunk by chunk, each freed chunk refilled with the
-// block's stage `buffers` ahead. An experiment timed beside the copy ceiling
+// stage (the softmax's exchange), then stored chunk by chunk (by the threads, or by the copy
+// engine: bulk_store), each freed chunk refilled with the block's stage `buffers` ahead. An experiment timed beside the copy ceiling
 // (docs/performance.md), not a ceiling. 16-byte aligned buffers, a multiple of 16 bytes; throws
 // std::invalid_argument for a variant that is not built or does not fit on an SM.
 struct StagedCopy {
@@ -57,6 +57,8 @@ struct StagedCopy {
   bool thread_copy = false;
   bool exp_work = false;   // an exponential per element in each pass (its result not stored)
   double delay_us = 0.0;   // a block-wide pause per stage, before its stores
+  bool bulk_store = false;  // the copy engine stores each chunk (cp.async.bulk shared -> global);
+                            // with exp_work the threads first rewrite it in shared memory
 };
 std::vector<StagedCopy> staged_copy_variants();
 std::string to_string(const StagedCopy& v);

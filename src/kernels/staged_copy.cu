@@ -20,6 +20,11 @@
 //      exp_work, an exponential of each element worked into the stored word through a mask of 0,
 //      so it costs its instructions and changes no byte), a block barrier, then copy stage
 //      k + kBuffers' chunk c into the bytes just freed -- split_row's write_and_refill.
+//      (bulk_store, session 25: the copy engine stores the chunk instead -- one bulk copy from
+//      shared to global memory, issued by thread 0 after a block barrier; with exp_work the threads
+//      first rewrite the chunk in shared memory with its exponentials, as a softmax would write its
+//      output there. The chunk's bytes take the refill once the store has read them, which thread 0
+//      waits for one chunk later, so that the store's reading overlaps the next chunk's work.)
 // Bytes: 1 read + 1 written per byte, as the copy. FLOPs: none (exp_work: one exponential per
 // element in each pass).
 #include <cuda/barrier>
@@ -54,7 +59,19 @@ __device__ __forceinline__ prod::VecRange stage_chunk(int c, std::int64_t n, std
   return prod::chunk_range<kChunks>(c, 0, n, per);
 }
 
-template <int kBuffers, int kChunks>
+// The output pass's exponential per element worked into the word v through `mask` (0: v
+// unchanged, the instructions still executed): the stand-in for softmax_value in the variants
+// with exp_work.
+__device__ __forceinline__ void work_exp_into(uint4& v, unsigned mask) {
+  v.x ^= __float_as_uint(exp2_ftz(__uint_as_float(v.x) * 1e-30f)) & mask;
+  v.y ^= __float_as_uint(exp2_ftz(__uint_as_float(v.y) * 1e-30f)) & mask;
+  v.z ^= __float_as_uint(exp2_ftz(__uint_as_float(v.z) * 1e-30f)) & mask;
+  v.w ^= __float_as_uint(exp2_ftz(__uint_as_float(v.w) * 1e-30f)) & mask;
+}
+
+// kBulkStore: the copy engine stores each chunk (StagedCopy::bulk_store), compiled apart so that
+// the threads' stores keep the code they were timed with in session 10.
+template <int kBuffers, int kChunks, bool kBulkStore>
 __global__ void __launch_bounds__(kStagedThreads)
     staged_copy_kernel(const uint4* __restrict__ src, uint4* __restrict__ dst, std::int64_t vecs,
                        std::int64_t stage_vecs, bool read_pass, bool thread_copy,
@@ -132,31 +149,67 @@ __global__ void __launch_bounds__(kStagedThreads)
     }
     const std::int64_t refill = k + static_cast<std::int64_t>(kBuffers) * gridDim.x;
     uint4* d = dst + k * stage_vecs;
+    if constexpr (kBulkStore) {
+      // Chunk c of stage k's buffer takes stage `refill`'s chunk c once the copy engine has read
+      // it for its store: thread 0 waits for that (every store but the newest `pending` read),
+      // then the block issues the copy.
+      const auto refill_after_store = [&](int c, auto pending) {
+        if (refill >= stages) return;
+        if (threadIdx.x == 0) cuda::ptx::cp_async_bulk_wait_group_read(pending);
+        copy_chunk(refill, b, c);
+      };
 #pragma unroll
-    for (int c = 0; c < kChunks; ++c) {
-      if (!read_pass) bars[b][c].wait_parity(parity);
-      const prod::VecRange r = stage_chunk<kChunks>(c, n, per);
-      for (std::int64_t i = r.begin + threadIdx.x; i < r.end; i += blockDim.x) {
-        uint4 v = s[i];
-        if (exp_work) {  // the output's exponential per element, in the stored word's dependences
-          v.x ^= __float_as_uint(exp2_ftz(__uint_as_float(v.x) * 1e-30f)) & exp_mask;
-          v.y ^= __float_as_uint(exp2_ftz(__uint_as_float(v.y) * 1e-30f)) & exp_mask;
-          v.z ^= __float_as_uint(exp2_ftz(__uint_as_float(v.z) * 1e-30f)) & exp_mask;
-          v.w ^= __float_as_uint(exp2_ftz(__uint_as_float(v.w) * 1e-30f)) & exp_mask;
+      for (int c = 0; c < kChunks; ++c) {
+        if (!read_pass) bars[b][c].wait_parity(parity);
+        const prod::VecRange r = stage_chunk<kChunks>(c, n, per);
+        uint4* sw = reinterpret_cast<uint4*>(buf(b));
+        if (exp_work) {
+          // The output pass in place: each vector rewritten in shared memory, then this thread's
+          // writes made visible to the copy engine before the barrier (fence.proxy.async).
+          for (std::int64_t i = r.begin + threadIdx.x; i < r.end; i += blockDim.x) {
+            uint4 v = sw[i];
+            work_exp_into(v, exp_mask);
+            sw[i] = v;
+          }
+          cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
         }
-        d[i] = v;
+        __syncthreads();  // chunk c is final in shared memory
+        if (threadIdx.x == 0) {
+          const auto bytes = static_cast<std::uint32_t>((r.end - r.begin) * 16);
+          if (bytes > 0)
+            cuda::ptx::cp_async_bulk(cuda::ptx::space_global, cuda::ptx::space_shared,
+                                     d + r.begin, sw + r.begin, bytes);
+          cuda::ptx::cp_async_bulk_commit_group();  // one group a chunk (empty where bytes = 0)
+        }
+        if (c > 0) refill_after_store(c - 1, cuda::ptx::n32_t<1>{});
       }
-      __syncthreads();  // every read of chunk c is done
-      if (refill < stages) copy_chunk(refill, b, c);
+      refill_after_store(kChunks - 1, cuda::ptx::n32_t<0>{});
+    } else {
+#pragma unroll
+      for (int c = 0; c < kChunks; ++c) {
+        if (!read_pass) bars[b][c].wait_parity(parity);
+        const prod::VecRange r = stage_chunk<kChunks>(c, n, per);
+        for (std::int64_t i = r.begin + threadIdx.x; i < r.end; i += blockDim.x) {
+          uint4 v = s[i];
+          if (exp_work) work_exp_into(v, exp_mask);  // in the stored word's dependences
+          d[i] = v;
+        }
+        __syncthreads();  // every read of chunk c is done
+        if (refill < stages) copy_chunk(refill, b, c);
+      }
     }
     phases ^= 1u << b;
   }
+  // The copy engine's stores written before the block's shared memory is released.
+  if constexpr (kBulkStore) {
+    if (threadIdx.x == 0) cuda::ptx::cp_async_bulk_wait_group(cuda::ptx::n32_t<0>{});
+  }
 }
 
-template <int kBuffers, int kChunks>
+template <int kBuffers, int kChunks, bool kBulkStore>
 void launch_staged(const uint4* s, uint4* d, std::int64_t vecs, cudaStream_t stream,
                    const StagedCopy& v) {
-  const auto kernel = staged_copy_kernel<kBuffers, kChunks>;
+  const auto kernel = staged_copy_kernel<kBuffers, kChunks, kBulkStore>;
   const std::int64_t stage_vecs = v.stage_bytes / 16;
   const std::size_t smem = static_cast<std::size_t>(kBuffers) * v.stage_bytes;
   static const bool opted = (prod::allow_all_dynamic_shared_memory(kernel), true);
@@ -203,7 +256,10 @@ template <int kBuffers, int kChunks>
 bool try_staged(const StagedCopy& v, const uint4* s, uint4* d, std::int64_t vecs,
                 cudaStream_t stream) {
   if (v.buffers != kBuffers || v.chunks != kChunks) return false;
-  launch_staged<kBuffers, kChunks>(s, d, vecs, stream, v);
+  if (v.bulk_store)
+    launch_staged<kBuffers, kChunks, true>(s, d, vecs, stream, v);
+  else
+    launch_staged<kBuffers, kChunks, false>(s, d, vecs, stream, v);
   return true;
 }
 
@@ -236,6 +292,16 @@ std::vector<StagedCopy> staged_copy_variants() {
       StagedCopy{2, 4, 95328, 1, true, false, true, 0.0},
       StagedCopy{2, 4, 95328, 1, true, false, false, 0.8},
       StagedCopy{2, 4, 95328, 1, true, false, true, 0.8},
+      // The copy engine's stores in place of the threads' (session 25): a stage never in a
+      // register (stores only), with the statistics' pass, and with the softmax's work -- the
+      // exponentials of both passes, the output pass rewriting the chunk in shared memory -- beside
+      // the threads' stores of the same stages above; block_hybrid's slice; two blocks per SM.
+      StagedCopy{2, 4, 95328, 1, false, false, false, 0.0, true},
+      StagedCopy{2, 4, 95328, 1, true, false, false, 0.0, true},
+      StagedCopy{2, 4, 95328, 1, true, false, true, 0.0, true},
+      StagedCopy{1, 4, 190656, 1, false, false, false, 0.0, true},
+      StagedCopy{1, 4, 196608, 1, true, false, true, 0.0, true},
+      StagedCopy{2, 4, 56 * kKiB, 2, true, false, true, 0.0, true},
   };
 }
 
@@ -249,7 +315,7 @@ std::string to_string(const StagedCopy& v) {
   return std::to_string(v.buffers) + " x " + std::to_string(v.stage_bytes) + " B, " +
          std::to_string(v.chunks) + " chunks, " + std::to_string(v.blocks_per_sm) + " per SM" +
          (v.read_pass ? ", read pass" : "") + (v.thread_copy ? ", cp.async" : ", TMA") +
-         (v.exp_work ? ", exp" : "") +
+         (v.exp_work ? ", exp" : "") + (v.bulk_store ? ", bulk stores" : "") +
          (v.delay_us > 0 ? ", " + fmt_us(v.delay_us) + " us pause" : "");
 }
 
