@@ -175,6 +175,9 @@ __global__ void __launch_bounds__(kStagedThreads)
         }
         __syncthreads();  // chunk c is final in shared memory
         if (threadIdx.x == 0) {
+          // (Also orders the copy engine's own writes of the chunk, seen complete through its
+          // barrier, before its reads for the store: without exp_work no thread wrote it.)
+          cuda::ptx::fence_proxy_async(cuda::ptx::space_shared);
           const auto bytes = static_cast<std::uint32_t>((r.end - r.begin) * 16);
           if (bytes > 0)
             cuda::ptx::cp_async_bulk(cuda::ptx::space_global, cuda::ptx::space_shared,
