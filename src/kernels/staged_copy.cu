@@ -158,11 +158,11 @@ __global__ void __launch_bounds__(kStagedThreads)
         if (threadIdx.x == 0) cuda::ptx::cp_async_bulk_wait_group_read(pending);
         copy_chunk(refill, b, c);
       };
+      uint4* sw = reinterpret_cast<uint4*>(buf(b));  // s, written in place (exp_work)
 #pragma unroll
       for (int c = 0; c < kChunks; ++c) {
         if (!read_pass) bars[b][c].wait_parity(parity);
         const prod::VecRange r = stage_chunk<kChunks>(c, n, per);
-        uint4* sw = reinterpret_cast<uint4*>(buf(b));
         if (exp_work) {
           // The output pass in place: each vector rewritten in shared memory, then this thread's
           // writes made visible to the copy engine before the barrier (fence.proxy.async).
