@@ -45,9 +45,10 @@ void copy_bytes(const void* src, void* dst, std::size_t bytes, cudaStream_t stre
 // `buffers` buffers per block, optionally read once more from shared memory (read_pass, the
 // softmax's statistics), optionally with an exponential per element in each pass and a pause per
 // stage (the softmax's exchange), then stored chunk by chunk (by the threads, or by the copy
-// engine: bulk_store), each freed chunk refilled with the block's stage `buffers` ahead. An experiment timed beside the copy ceiling
-// (docs/performance.md), not a ceiling. 16-byte aligned buffers, a multiple of 16 bytes; throws
-// std::invalid_argument for a variant that is not built or does not fit on an SM.
+// engine: bulk_store), each freed chunk refilled with the block's stage `buffers` ahead. An
+// experiment timed beside the copy ceiling (docs/performance.md), not a ceiling. 16-byte aligned
+// buffers, a multiple of 16 bytes; throws std::invalid_argument for a variant that is not built or
+// does not fit on an SM.
 struct StagedCopy {
   int buffers = 2;                  // 1, 2 or 3 (chunks 4); 2 with chunks 8
   int chunks = 4;
