@@ -57,9 +57,9 @@ class Census(unittest.TestCase):
     def test_real_kernels(self):
         # Session 18's split_row fp32 two-slice kernels, aligned and windowed, as the H200 build
         # machine's cuobjdump printed them (docs/performance.md quotes these counts).
-        logs = ROOT / "results" / "h200" / "gpu-tests"
-        aligned = logs / "s18-call4-sass-split_row_pipelined_kernelIfLb0ELi2ELb1ELb0ELb0E.txt.gz"
-        windowed = logs / "s18-call4-sass-split_row_pipelined_kernelIfLb1ELi2ELb1ELb0ELb1E.txt.gz"
+        logs = ROOT / "results" / "h200" / "tuning"
+        aligned = logs / "sass-split_row-fp32-pipelined-aligned.txt.gz"
+        windowed = logs / "sass-split_row-fp32-pipelined-windowed.txt.gz"
         (_, ca), = sass_census.census_of(sass_census.read_lines(str(aligned)))
         (_, cw), = sass_census.census_of(sass_census.read_lines(str(windowed)))
         pick = ("instructions", "STG.128", "LDS.128", "LDS.128 predicated", "UBLKCP", "BSSY",
