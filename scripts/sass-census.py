@@ -10,7 +10,7 @@ shared loads (LDS.128, with how many of them are predicated: @P / @!P); the copy
 copies (UBLKCP: cp.async.bulk); local memory (LDL, STL: spills); MUFU.EX2; BSSY (the compiler's
 reconvergence points around divergent branches) and S2UR (special registers read into uniform
 registers -- in split_row's windowed kernels, the CTA's shared window read again for every shared
-address: docs/performance.md, session 18). --match keeps the functions whose mangled name contains
+address: docs/performance.md, "split_row"). --match keeps the functions whose mangled name contains
 REGEX (Python syntax). Prints a Markdown table; exits 1 when no function is found or matched, 2 on
 a bad argument.
 """
