@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The production softmax's plan and % of the copy ceiling per shape, generated from results.json
-files -- the table of docs/performance.md's "What ran" section, never typed by hand.
+files -- the table of docs/performance.md's "The dispatch" section, never typed by hand.
 
     scripts/plan-table.py RESULTS.json [RESULTS.json ...]              print the table
     scripts/plan-table.py RESULTS.json [...] --into docs/performance.md  replace the table between
