@@ -193,11 +193,11 @@ class SetupTest(unittest.TestCase):
         self.f.probe.write_text(LIBS_FOUND.replace("smr-probe|fmt|1|10.2.1|/opt/x/lib/cmake/fmt|10.2.1",
                                                    "smr-probe|fmt|0||fmt-NOTFOUND|")
                                 .replace("smr-probe|nlohmann_json|1|3.11.3|/opt/x/share/cmake/nlohmann_json|3.11.3",
-                                         "smr-probe|nlohmann_json|0||/usr/share/cmake/nlohmann_json|3.9.1"))
+                                         "smr-probe|nlohmann_json|0||nlohmann_json_DIR-NOTFOUND|3.9.1|/usr/share/nlj/nlohmann_jsonConfig.cmake"))
         rc, out, err = self.f.run()
         self.assertEqual(rc, 1, out + err)
         self.assertIn("fmt: not found by CMake", err)
-        self.assertIn("nlohmann_json: 3.9.1 found; needs >= 3.10", err)
+        self.assertIn("nlohmann_json: 3.9.1 found (/usr/share/nlj/nlohmann_jsonConfig.cmake); needs >= 3.10", err)
         self.assertRegex(err, r"install with: (sudo )?apt-get install libfmt-dev nlohmann-json3-dev \(")
         installs = self.f.calls("apt-get")
         self.assertTrue(installs and "libfmt-dev" in installs[0] and "nlohmann-json3-dev" in installs[0])
