@@ -182,6 +182,16 @@ class SetupTest(unittest.TestCase):
         self.assertEqual([c for c in self.f.calls("cmake") if " -S " in c], [],
                          "no probe with a cmake too old for the build")
 
+    def test_installed_yet_still_too_old_says_so(self):
+        # apt-get succeeds, but the old cmake stays first on PATH.
+        self.f.cmake("3.20.0")
+        self.f.apt_get(ok=True)
+        rc, out, err = self.f.run()
+        self.assertEqual(rc, 1, out + err)
+        self.assertIn("cmake: 3.20.0 found", err)
+        self.assertIn("apt-get installed them, yet the one found is still the one above", err)
+        self.assertEqual(len(self.f.calls("apt-get")), 1, "one try per package set")
+
     def test_cmake_minimum_comes_from_the_build(self):
         major, minor = cmake_minimum()
         self.f.cmake(f"{major}.{minor}.0")
