@@ -3,16 +3,22 @@
 written in Triton, on the shapes of a softmax-bench config, the same way softmax-bench times its
 own kernels (docs/timing.md), and writes them as records of the results schema.
 
-    scripts/peers.py [CONFIG] [--out peers.json] [--kernels torch.softmax,triton.fused] [--quiet]
+    scripts/peers.py [CONFIG] [--out peers.json] [--kernels torch.softmax,triton.fused]
+                     [--bench SOFTMAX_BENCH] [--quiet]
     softmax-bench run CONFIG --peers peers.json      # or: softmax-bench report RESULTS.json --peers peers.json
 
 CONFIG is a softmax-bench sweep config (YAML or JSON; default configs/default.yaml). Its shapes,
-dtypes, row_pad, timing policy, verify.tolerance and seed are used; its `kernels` are not (the
-peers are always these two). Needs a CUDA GPU with PyTorch and Triton.
+dtypes, row_pad, timing policy and seed are used; its `kernels` are not (the peers are always
+these two). The tolerances are the harness's own: `softmax-bench verify-settings CONFIG` prints
+them (the config's verify.tolerance or the harness's default for fp32, the storage rounding for
+16-bit outputs), so the peers and the harness's kernels get the same verdict. softmax-bench is
+--bench PATH, else $SMR_BENCH, else build/release/src/harness/softmax-bench. Needs a CUDA GPU with
+PyTorch and Triton.
 
 Method, as in the harness: inputs N(0, 1) with a few +20 outliers per row; every output verified
-against a float64 torch reference (max relative error per row, |y - ref| / max(|ref|, 1e-20)),
-timing skipped when it fails; warm-up outside the timing; before each timed sample the L2 is
+against a float64 torch reference (max relative error, |y - ref| / max(|ref|, the dtype's floor);
+rows in chunks of at most VERIFY_CHUNK_BYTES of float64), timing skipped when it fails; warm-up
+outside the timing; before each timed sample the L2 is
 flushed by writing a buffer of twice its size and reading it back, then the GPU spins ~100 us
 (torch.cuda._sleep) while Python enqueues the launch; CUDA events around the launch;
 launches shorter than 10 us are batched (a CUDA graph of K launches over K distinct input and
@@ -30,6 +36,7 @@ import datetime
 import json
 import math
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -49,15 +56,19 @@ CALIBRATION_LAUNCHES = 3
 # enqueues the launch, so the events never measure the launch's CPU cost (Triton's launcher spends
 # tens of microseconds in Python). The harness does the same with a 20 us spin kernel.
 LEAD_CYCLES = 200_000
-ABSOLUTE_FLOOR = 1e-20    # src/harness/verify.hpp kAbsoluteFloor
 OUTLIER = 20.0            # src/harness/verify.cpp's outlier rows: N(0, 1) plus a few +20 values
 COPY_CEILING_BYTES = 1 << 30
 # Largest BLOCK_SIZE the seed kernel is run with: 64 fp32 values per thread at 32 warps. A longer
 # row does not fit one tile (the registers spill or the compile fails): skipped with the reason.
 MAX_TRITON_BLOCK = 65536
 
+# The float64 reference is computed this many bytes of rows at a time (each chunk's x, y and
+# reference in float64 and the error: about 5x this at once), never for all of x: bf16 32768 x
+# 65536 would want 16 GiB for the reference alone.
+VERIFY_CHUNK_BYTES = 256 << 20
+
 DEFAULTS = {"timing": {"warmup": 3, "min_repetitions": 20, "min_time_s": 0.05, "flush_l2": True},
-            "verify": {"tolerance": 1e-5}, "seed": 2026, "row_pad": 0, "dtypes": ["fp32"]}
+            "seed": 2026, "row_pad": 0, "dtypes": ["fp32"]}
 
 
 def fail(msg):
@@ -105,10 +116,39 @@ def load_config(path):
         fail(f"{path}: not a config mapping")
     out = dict(DEFAULTS)
     out.update(cfg)
-    for k in ("timing", "verify"):
-        out[k] = dict(DEFAULTS[k], **(cfg.get(k) or {}))
+    out["timing"] = dict(DEFAULTS["timing"], **(cfg.get("timing") or {}))
     out["expanded_shapes"] = shapes_of(cfg)
     return out
+
+
+def default_bench(repo):
+    return os.environ.get("SMR_BENCH") or str(repo / "build" / "release" / "src" / "harness" / "softmax-bench")
+
+
+def verify_settings(bench, config):
+    """The harness's verification of CONFIG: {"tolerance": the config's, "dtypes": {dtype:
+    {"tolerance", "absolute_floor"}}}, from `softmax-bench verify-settings CONFIG`."""
+    if not (os.path.isfile(bench) and os.access(bench, os.X_OK)):
+        fail(f"softmax-bench not found at {bench}: build it (cmake --build --preset release) or pass "
+             f"--bench PATH; its `verify-settings` gives the tolerances the peers are judged with")
+    p = subprocess.run([bench, "verify-settings", config], capture_output=True, text=True)
+    if p.returncode != 0:
+        fail(f"{bench} verify-settings {config} exited with {p.returncode}: "
+             f"{(p.stderr or p.stdout).strip().splitlines()[-1] if (p.stderr or p.stdout).strip() else ''}")
+    try:
+        settings = json.loads(p.stdout)
+        for d in settings["dtypes"].values():
+            float(d["tolerance"]), float(d["absolute_floor"])
+        float(settings["tolerance"])
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
+        fail(f"{bench} verify-settings {config}: unexpected output ({type(e).__name__}: {e})")
+    return settings
+
+
+def judged_by(settings, dtype):
+    """(tolerance, absolute floor) a record of dtype is verified with: the harness's, for it."""
+    d = settings["dtypes"][dtype]
+    return float(d["tolerance"]), float(d["absolute_floor"])
 
 
 # ---- timing ----------------------------------------------------------------------------------
@@ -250,33 +290,48 @@ def make_input(torch, M, N, ld, seed, dtype):
     return full[:, :N].to(dtype)
 
 
-# Storage types: torch dtype, bytes, and the tolerance and absolute floor of a 16-bit output
-# (src/harness/storage.hpp: the rounding of the stored result, 2^-p, on top of fp32's 2^-14).
-DTYPES = {"fp32": ("float32", 4, None, None),
-          "bf16": ("bfloat16", 2, 2.0 ** -8 + 2.0 ** -14, None),
-          "fp16": ("float16", 2, 2.0 ** -11 + 2.0 ** -14, 2.0 ** -14)}
+# Storage types: torch dtype and bytes. Their tolerance and absolute floor come from the harness
+# (verify_settings).
+DTYPES = {"fp32": ("float32", 4), "bf16": ("bfloat16", 2), "fp16": ("float16", 2)}
 
 
-def verify(torch, x, y, tolerance, floor=None):
-    ref = torch.softmax(x.double(), dim=-1)
-    got = y.double()
-    err = (got - ref).abs() / ref.abs().clamp_min(floor if floor else ABSOLUTE_FLOOR)
-    bad_nan = torch.isnan(got) != torch.isnan(ref)
-    err = torch.where(torch.isnan(ref), torch.zeros_like(err), err)
-    worst = float(err.max())
-    diff = torch.where(torch.isnan(ref), torch.zeros_like(ref), got - ref)
-    ref0 = torch.where(torch.isnan(ref), torch.zeros_like(ref), ref)
-    rel_l2 = float(diff.norm() / ref0.norm()) if float(ref0.norm()) > 0 else 0.0
-    passed = bool(not bad_nan.any()) and math.isfinite(worst) and worst <= tolerance
+def verify_rows(torch, x, y, floor, chunk_bytes=VERIFY_CHUNK_BYTES):
+    """Every element of y against softmax(x) in float64, in row chunks of at most chunk_bytes of
+    float64: the largest |y - ref| / max(|ref|, floor) (NaN where y is NaN and ref is not) and the
+    first element holding it, the number of elements with the wrong NaN pattern, and the sums of
+    squares of y - ref and ref (NaN rows of ref left out)."""
+    M, N = x.shape
+    rows = max(1, chunk_bytes // max(8 * N, 1))
+    worst, worst_at, bad_nan, diff_sq, ref_sq = 0.0, None, 0, 0.0, 0.0
+    for r0 in range(0, M, rows):
+        ref = torch.softmax(x[r0:r0 + rows].double(), dim=-1)
+        got = y[r0:r0 + rows].double()
+        nan_ref = torch.isnan(ref)
+        err = (got - ref).abs() / ref.abs().clamp_min(floor)
+        bad_nan += int((torch.isnan(got) != nan_ref).sum())
+        err = torch.where(nan_ref, torch.zeros_like(err), err)
+        chunk_worst = float(err.max())
+        # The first element of the largest error (NaN above everything), as a whole-matrix argmax.
+        if worst_at is None or (math.isnan(chunk_worst) and not math.isnan(worst)) or chunk_worst > worst:
+            worst, worst_at = chunk_worst, r0 * N + int(err.argmax())
+        diff_sq += float(torch.where(nan_ref, torch.zeros_like(ref), got - ref).square().sum())
+        ref_sq += float(torch.where(nan_ref, torch.zeros_like(ref), ref).square().sum())
+        del ref, got, err, nan_ref
+    return worst, worst_at, bad_nan, diff_sq, ref_sq
+
+
+def verify(torch, x, y, tolerance, floor):
+    worst, worst_at, bad_nan, diff_sq, ref_sq = verify_rows(torch, x, y, floor)
+    rel_l2 = math.sqrt(diff_sq) / math.sqrt(ref_sq) if ref_sq > 0 else 0.0
+    passed = not bad_nan and math.isfinite(worst) and worst <= tolerance
     detail = ""
     if not passed:
-        if bad_nan.any():
-            detail = f"{int(bad_nan.sum())} elements with the wrong NaN pattern"
+        if bad_nan:
+            detail = f"{bad_nan} elements with the wrong NaN pattern"
         else:
-            i = int(err.argmax())
+            i = worst_at
             detail = (f"row {i // x.shape[1]}, column {i % x.shape[1]}: relative error {worst:.3g} "
                       f"> tolerance {tolerance:g}")
-    del ref, got, err
     return {"passed": passed, "max_rel_err": worst if math.isfinite(worst) else None,
             "rel_l2_err": rel_l2, "tolerance": tolerance, "rows_checked": int(x.shape[0]),
             "detail": detail}
@@ -296,6 +351,9 @@ def main():
     ap.add_argument("config", nargs="?", default=str(repo / "configs" / "default.yaml"))
     ap.add_argument("--out", default="peers.json", help="output file (default peers.json)")
     ap.add_argument("--kernels", default=",".join(PEERS), help="comma-separated subset of " + ", ".join(PEERS))
+    ap.add_argument("--bench", default=default_bench(repo),
+                    help="softmax-bench, whose verify-settings give the tolerances (default: $SMR_BENCH, "
+                         "else the release build's)")
     ap.add_argument("--quiet", action="store_true")
     args = ap.parse_args()
     kernels = [k for k in args.kernels.split(",") if k]
@@ -303,6 +361,10 @@ def main():
         if k not in PEERS:
             fail(f"--kernels: unknown peer '{k}' (known: {', '.join(PEERS)})")
     cfg = load_config(args.config)
+    settings = verify_settings(args.bench, args.config)
+    for t in cfg["dtypes"]:
+        if t in DTYPES and t not in settings["dtypes"]:
+            fail(f"{args.bench} verify-settings gives no tolerance for dtype {t}")
 
     import torch  # noqa: E402 -- after the argument checks, which need neither
     import triton
@@ -313,7 +375,6 @@ def main():
     l2_bytes = int(props.L2_cache_size)
     policy = cfg["timing"]
     flush = bool(policy["flush_l2"])
-    tolerance = float(cfg["verify"]["tolerance"])
     timer = Timer(torch, l2_bytes, policy)
     seed_kernel = make_triton_seed(triton, tl)
 
@@ -343,14 +404,14 @@ def main():
                 rec.update(status="skipped",
                            reason=f"row too long for one Triton tile: N = {N} needs BLOCK_SIZE = {block} "
                                   f"> {MAX_TRITON_BLOCK}")
-            elif 4 * M * ld * 3 + (8 * M * N) > torch.cuda.mem_get_info()[0]:
+            elif 4 * M * ld * 3 + 5 * max(VERIFY_CHUNK_BYTES, 8 * N) > torch.cuda.mem_get_info()[0]:
                 rec.update(status="skipped", reason="does not fit in device memory (x, y, reference)")
             if rec["status"] != "ok":
                 records.append(rec)
                 continue
             if not args.quiet:
                 print(f"\r\x1b[K{done}/{total} {kernel} {M}x{N}", end="", file=sys.stderr, flush=True)
-            tname, elem, tol16, floor = DTYPES[dtype_name]
+            tname, elem = DTYPES[dtype_name]
             tdtype = getattr(torch, tname)
             if x is None:
                 x = make_input(torch, M, N, ld, int(cfg["seed"]), tdtype)
@@ -372,7 +433,7 @@ def main():
                     seed_kernel[(M,)](y, x, x.stride(0), y.stride(0), N, BLOCK_SIZE=block,
                                       num_warps=num_warps_for(block))
                 torch.cuda.synchronize()
-                rec["verify"] = verify(torch, x, y, tol16 if tol16 else tolerance, floor)
+                rec["verify"] = verify(torch, x, y, *judged_by(settings, dtype_name))
                 del y
                 if not rec["verify"]["passed"]:
                     rec.update(status="failed", reason="verification failed: " + rec["verify"]["detail"])
@@ -405,7 +466,8 @@ def main():
         "complete": True,
         "config": {"source": args.config, "name": cfg.get("name", ""),
                    "shapes": [list(s) for s in cfg["expanded_shapes"]], "dtypes": cfg["dtypes"],
-                   "row_pad": pad, "timing": policy, "verify": cfg["verify"], "seed": cfg["seed"]},
+                   "row_pad": pad, "timing": policy, "verify": {"tolerance": float(settings["tolerance"])},
+                   "seed": cfg["seed"]},
         "device": {"name": props.name, "sm_count": props.multi_processor_count, "l2_bytes": l2_bytes,
                    "global_bytes": props.total_memory, "torch": torch.__version__,
                    "triton": triton.__version__, "cuda": torch.version.cuda},

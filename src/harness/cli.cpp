@@ -18,6 +18,7 @@
 
 #include "harness/config.hpp"
 #include "harness/device.hpp"
+#include "harness/storage.hpp"
 #include "harness/sweep.hpp"
 #include "kernels/registry.hpp"
 #include "roofline/claims.hpp"
@@ -104,6 +105,26 @@ int needs_gpu(const std::string& subcommand) {
                           "analytic model of a sweep without one",
                           subcommand, kProgram));
   return exit_code::needs_gpu;
+}
+
+// ---- verify-settings --------------------------------------------------------------------
+
+// The verification a config's records get, as JSON on stdout: the config's tolerance and, for each
+// storage type, the tolerance and absolute floor of |y - ref| / max(|ref|, floor). scripts/peers.py
+// asks for it, so that its peers are judged as the harness judges its own kernels.
+int cmd_verify_settings(const std::string& config) {
+  const SweepConfig cfg = load_config(config);
+  json dtypes = json::object();
+  for (const DType t : {DType::f32, DType::bf16, DType::f16})
+    dtypes[std::string(to_string(t))] = {{"tolerance", verification_tolerance(t, cfg.tolerance)},
+                                         {"absolute_floor", storage_absolute_floor(t)}};
+  const json out = {{"config", cfg.source},
+                    {"tolerance", cfg.tolerance},
+                    {"default_tolerance", kDefaultTolerance},
+                    {"seed", cfg.seed},
+                    {"dtypes", dtypes}};
+  std::printf("%s\n", out.dump(2).c_str());
+  return exit_code::ok;
 }
 
 // ---- model ------------------------------------------------------------------------------
@@ -495,6 +516,12 @@ int run_cli(int argc, char** argv) {
   report->add_option("results", report_file, "RESULTS.json of a run")->required();
   report->add_option("--peers", report_peers, "Merge this scripts/peers.py output first");
 
+  std::string settings_config;
+  CLI::App* settings = app.add_subcommand(
+      "verify-settings", "Print, as JSON, the verification tolerances a config's records get (each "
+                         "dtype's tolerance and absolute floor); scripts/peers.py reads them");
+  settings->add_option("config", settings_config, "Sweep config; default: the embedded default");
+
   bool ceilings_json = false;
   CLI::App* ceilings = app.add_subcommand("ceilings", "Measure and print this GPU's ceilings");
   ceilings->add_flag("--json", ceilings_json, "Print the measurements as JSON");
@@ -518,6 +545,7 @@ int run_cli(int argc, char** argv) {
     if (app.got_subcommand("list")) return cmd_list();
     if (*report) return cmd_report(report_file, report_peers);
     if (*ceilings) return cmd_ceilings(ceilings_json);
+    if (*settings) return cmd_verify_settings(settings_config);
   } catch (const ConfigError& e) {
     std::fprintf(stderr, "%s\n", one_line(e.what()).c_str());
     return exit_code::bad_input;

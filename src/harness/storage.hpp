@@ -103,6 +103,14 @@ inline double storage_tolerance(DType t) {
   throw std::invalid_argument("storage_tolerance: unknown dtype");
 }
 
+// The tolerance a record of dtype t is verified with in a sweep whose config asks for
+// `config_tolerance` (verify.tolerance; kDefaultTolerance when it has none): fp32 outputs take the
+// config's, 16-bit outputs storage_tolerance(t) (sweep.cpp's verify_record). `softmax-bench
+// verify-settings` prints it for each dtype, and scripts/peers.py judges the peers with it.
+inline double verification_tolerance(DType t, double config_tolerance) {
+  return t == DType::f32 ? config_tolerance : storage_tolerance(t);
+}
+
 // Outputs below this are compared absolutely. bf16 has fp32's exponent range: verify.hpp's
 // kAbsoluteFloor (1e-20) holds. fp16's normal range ends at 2^-14 (6.1e-5): below it the spacing
 // is a fixed 2^-24, the rounding error up to 2^-25 absolute, and softmax outputs under 3e-8 are 0;

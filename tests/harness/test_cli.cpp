@@ -17,6 +17,7 @@
 
 #include "catch.hpp"
 #include "harness/config.hpp"
+#include "harness/storage.hpp"
 #include "harness/sweep.hpp"
 #include "harness/timing.hpp"
 #include "kernels/registry.hpp"
@@ -430,4 +431,39 @@ TEST_CASE("a fresh run directory is never an existing one", "[cli]") {
   const fs::path b = smr::fresh_run_dir(tmp.path, "quick");
   CHECK(b != a);
   CHECK(!fs::exists(b));
+}
+
+TEST_CASE("verify-settings prints the tolerances a config's records are verified with", "[cli]") {
+  TempDir tmp;
+  write_text(tmp.path / "none.yaml", "name: none\nkernels: [fused]\nshapes: [[4, 1024]]\n");
+  write_text(tmp.path / "loose.yaml",
+             "name: loose\nkernels: [fused]\nshapes: [[4, 1024]]\nverify:\n  tolerance: 1.0e-4\n");
+  const std::vector<std::string> before = entries(tmp.path);
+  for (const std::string file : {"none.yaml", "loose.yaml"}) {
+    const Outcome o = bench("verify-settings " + file, tmp.path);
+    INFO(file << ": " << o.err);
+    REQUIRE(o.code == 0);
+    const json j = json::parse(o.out);
+    const double fp32 = file == "none.yaml" ? smr::kDefaultTolerance : 1e-4;
+    CHECK(j.at("tolerance").get<double>() == fp32);
+    CHECK(j.at("default_tolerance").get<double>() == smr::kDefaultTolerance);
+    for (const smr::DType t : {smr::DType::f32, smr::DType::bf16, smr::DType::f16}) {
+      const json& d = j.at("dtypes").at(std::string(smr::to_string(t)));
+      INFO(smr::to_string(t));
+      CHECK(d.at("tolerance").get<double>() ==
+            (t == smr::DType::f32 ? fp32 : smr::storage_tolerance(t)));
+      CHECK(d.at("absolute_floor").get<double>() == smr::storage_absolute_floor(t));
+    }
+  }
+  // The embedded default; a bad config is exit code 2 with one line.
+  CHECK(json::parse(bench("verify-settings", tmp.path).out).at("tolerance").get<double>() ==
+        smr::kDefaultTolerance);
+  write_text(tmp.path / "bad.yaml", "name: bad\nkernels: [fused]\nshapes: [[4, 1024]]\nverify:\n  tolerance: 7\n");
+  const Outcome bad = bench("verify-settings bad.yaml", tmp.path);
+  CHECK(bad.code == 2);
+  CHECK(lines(bad.err) == 1);
+  CHECK(bad.err.rfind("bad.yaml:", 0) == 0);
+  CHECK(bad.out.empty());
+  fs::remove(tmp.path / "bad.yaml");
+  CHECK(entries(tmp.path) == before);
 }
