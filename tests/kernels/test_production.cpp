@@ -190,7 +190,8 @@ TEST_CASE("production softmax: each family at the dispatch's edges, fp32 / bf16 
   }
 }
 
-TEST_CASE("production softmax: every candidate plan of a shape is correct", "[gpu][softmax]") {
+TEST_CASE("production softmax: every candidate plan of a shape is correct",
+          "[gpu][softmax][exhaustive]") {
   const DeviceLimits d = device_limits();
   // 40 x 250000 and 40 x 250001 (rows padded to 16 bytes, a partial vector at each row's end):
   // split_row blocks with several slices in turn, each copied in while the one before is written.
@@ -267,7 +268,7 @@ std::vector<float> slice_edge_input(const Problem& p, const SoftmaxPlan& plan, s
 }
 
 TEST_CASE("production softmax: the edges of slices off 16-byte boundaries carry the row",
-          "[gpu][softmax][edges]") {
+          "[gpu][softmax][edges][exhaustive]") {
   // split_row, cluster_row and block_hybrid keep parts of a row in shared memory as 16-byte
   // windows (row_slice.cuh): a part starting off a boundary has a head edge and a tail edge
   // (partial vectors), copied by the threads element by element, not the copy engine. Each
