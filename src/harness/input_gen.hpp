@@ -102,16 +102,17 @@ SMR_GEN_HD float from_bits(std::uint32_t bits) {
 
 inline constexpr std::uint32_t kNegInfBits = 0xFF800000u;
 inline constexpr std::uint32_t kPosInfBits = 0x7F800000u;
-inline constexpr std::uint32_t kQuietNaNBits = 0x7FC00000u;  // std::numeric_limits<float>::quiet_NaN()
+// std::numeric_limits<float>::quiet_NaN()
+inline constexpr std::uint32_t kQuietNaNBits = 0x7FC00000u;
 
 // sqrt(3) / 2^16: the sum of four uniforms (u + 1/2) / 2^16 has variance 4/12 = 1/3.
 inline constexpr float kNormalScale = 1.7320508075688772f / 65536.0f;
 // Four 16-bit uniforms, centred: sum(u_i + 1/2) - 2 * 2^16 = sum(u_i) - 131070, in
 // [-131070, 131070] (exact in fp32), times kNormalScale.
 SMR_GEN_HD float normal(std::uint64_t h) {
-  const auto s = static_cast<std::int32_t>(h & 0xFFFFu) + static_cast<std::int32_t>((h >> 16) & 0xFFFFu) +
-                 static_cast<std::int32_t>((h >> 32) & 0xFFFFu) + static_cast<std::int32_t>(h >> 48) -
-                 131070;
+  const auto s =
+      static_cast<std::int32_t>(h & 0xFFFFu) + static_cast<std::int32_t>((h >> 16) & 0xFFFFu) +
+      static_cast<std::int32_t>((h >> 32) & 0xFFFFu) + static_cast<std::int32_t>(h >> 48) - 131070;
   return mul_rn(static_cast<float>(s), kNormalScale);
 }
 
@@ -142,7 +143,8 @@ SMR_GEN_HD std::uint64_t row_key(std::uint64_t seed, std::int64_t row, InputKind
 }
 // Element j's hashes: stream 0 gives its value, stream 1 (some_neg_inf) whether it is -inf.
 SMR_GEN_HD std::uint64_t element_hash(std::uint64_t key, std::int64_t j, int stream) {
-  return mix64(key + (2 * static_cast<std::uint64_t>(j) + static_cast<std::uint64_t>(stream) + 1) * kGolden);
+  return mix64(key + (2 * static_cast<std::uint64_t>(j) + static_cast<std::uint64_t>(stream) + 1) *
+                         kGolden);
 }
 // The row's k-th special hash (positions, the all_equal level, the outliers' values).
 SMR_GEN_HD std::uint64_t special_hash(std::uint64_t key, int k) {
@@ -168,7 +170,8 @@ SMR_GEN_HD float input_value(std::uint64_t seed, InputKind kind, std::int64_t ro
       // Outlier i sits at index(special 2i) with the value 20 + normal(special 2i + 1); where two
       // land on one element the later one counts.
       for (int i = outlier_count(n) - 1; i >= 0; --i)
-        if (index(special_hash(key, 2 * i), n) == j) return add_rn(20.0f, normal(special_hash(key, 2 * i + 1)));
+        if (index(special_hash(key, 2 * i), n) == j)
+          return add_rn(20.0f, normal(special_hash(key, 2 * i + 1)));
       break;
     case InputKind::large:
       return uniform_sym(element_hash(key, j, 0), 1e4f);

@@ -9,8 +9,6 @@
 // along its grid-stride, warps by shuffle-down trees, blocks in index order) on a grid that
 // depends on the shape only, so the result is the same on every card and every run; maxima,
 // minima and counts do not depend on the order at all.
-#include "harness/verify_gpu.hpp"
-
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -23,6 +21,7 @@
 #include "harness/device.hpp"
 #include "harness/input_gen.hpp"
 #include "harness/storage.hpp"
+#include "harness/verify_gpu.hpp"
 #include "kernels/cuda_check.hpp"
 
 namespace smr {
@@ -54,12 +53,20 @@ __device__ __forceinline__ bool is_poison_bits(unsigned bits) {
   return sizeof(T) == 4 ? bits == 0xFFFFFFFFu : bits == 0xFFFFu;
 }
 
-template <class T> __device__ __forceinline__ T storage_of(float v);
-template <> __device__ __forceinline__ float storage_of<float>(float v) { return v; }
-template <> __device__ __forceinline__ __nv_bfloat16 storage_of<__nv_bfloat16>(float v) {
+template <class T>
+__device__ __forceinline__ T storage_of(float v);
+template <>
+__device__ __forceinline__ float storage_of<float>(float v) {
+  return v;
+}
+template <>
+__device__ __forceinline__ __nv_bfloat16 storage_of<__nv_bfloat16>(float v) {
   return __float2bfloat16_rn(v);
 }
-template <> __device__ __forceinline__ __half storage_of<__half>(float v) { return __float2half_rn(v); }
+template <>
+__device__ __forceinline__ __half storage_of<__half>(float v) {
+  return __float2half_rn(v);
+}
 
 // ---- the fill ---------------------------------------------------------------------------------
 
@@ -133,8 +140,10 @@ __device__ void warp_max(const T* xr, std::int64_t begin, std::int64_t end, int 
   poisoned = false;
   for (std::int64_t j = begin + lane; j < end; j += 32) {
     const double v = value_of(xr[j]);
-    if (isnan(v) || v == HUGE_VAL) poisoned = true;
-    else max = fmax(max, v);
+    if (isnan(v) || v == HUGE_VAL)
+      poisoned = true;
+    else
+      max = fmax(max, v);
   }
   for (int off = 16; off > 0; off /= 2) max = fmax(max, __shfl_xor_sync(kFullMask, max, off));
   poisoned = __any_sync(kFullMask, poisoned);
@@ -155,7 +164,9 @@ __device__ double warp_exp_sum(const T* xr, std::int64_t begin, std::int64_t end
   return warp_sum_fixed(s);
 }
 
-__device__ __forceinline__ std::int64_t min64(std::int64_t a, std::int64_t b) { return a < b ? a : b; }
+__device__ __forceinline__ std::int64_t min64(std::int64_t a, std::int64_t b) {
+  return a < b ? a : b;
+}
 
 __device__ __forceinline__ bool is_nan_row(double max) { return isnan(max) || max == -HUGE_VAL; }
 
@@ -199,7 +210,8 @@ __device__ __forceinline__ void check_element(Findings& f, T yv, double xv, doub
 // Folds the block's threads' findings into out[blockIdx.x] (fixed order), then the owners of the
 // block's first faults write their details. Every thread of the block must call it.
 struct BlockScratch {
-  double worst1[kWarpsPerBlock], worst2[kWarpsPerBlock], diff_sq[kWarpsPerBlock], ref_sq[kWarpsPerBlock];
+  double worst1[kWarpsPerBlock], worst2[kWarpsPerBlock], diff_sq[kWarpsPerBlock],
+      ref_sq[kWarpsPerBlock];
   unsigned long long n_struct[kWarpsPerBlock], n_far[kWarpsPerBlock];
   unsigned long long first_struct[kWarpsPerBlock], first_far[kWarpsPerBlock];
   unsigned long long block_first_struct, block_first_far;
@@ -260,7 +272,8 @@ __device__ void block_fold(const Findings& f, Findings* out) {
   // Each element index belongs to one thread: at most one owner per stream.
   if (f.first_struct != kNone && f.first_struct == s.block_first_struct)
     out[blockIdx.x].info_struct = f.info_struct;
-  if (f.first_far != kNone && f.first_far == s.block_first_far) out[blockIdx.x].info_far = f.info_far;
+  if (f.first_far != kNone && f.first_far == s.block_first_far)
+    out[blockIdx.x].info_far = f.info_far;
 }
 
 // ---- the checker's kernels ------------------------------------------------------------------
@@ -271,7 +284,8 @@ __global__ void partial_max_kernel(const T* x, Shape sh, double* part) {
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * kWarpsPerBlock;
   const std::int64_t items = sh.M * sh.segments;
-  for (std::int64_t item = static_cast<std::int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;
+  for (std::int64_t item =
+           static_cast<std::int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;
        item < items; item += warps) {
     const std::int64_t row = item / sh.segments, seg = item - row * sh.segments;
     const std::int64_t begin = seg * kSegment, end = min64(sh.N, begin + kSegment);
@@ -292,8 +306,10 @@ __global__ void row_max_kernel(const double* part, Shape sh, double* row_max) {
     bool poisoned = false;
     for (std::int64_t k = lane; k < sh.segments; k += 32) {
       const double v = part[row * sh.segments + k];
-      if (isnan(v)) poisoned = true;
-      else max = fmax(max, v);
+      if (isnan(v))
+        poisoned = true;
+      else
+        max = fmax(max, v);
     }
     for (int off = 16; off > 0; off /= 2) max = fmax(max, __shfl_xor_sync(kFullMask, max, off));
     poisoned = __any_sync(kFullMask, poisoned);
@@ -307,7 +323,8 @@ __global__ void partial_sum_kernel(const T* x, Shape sh, const double* row_max, 
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * kWarpsPerBlock;
   const std::int64_t items = sh.M * sh.segments;
-  for (std::int64_t item = static_cast<std::int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;
+  for (std::int64_t item =
+           static_cast<std::int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;
        item < items; item += warps) {
     const std::int64_t row = item / sh.segments, seg = item - row * sh.segments;
     const std::int64_t begin = seg * kSegment, end = min64(sh.N, begin + kSegment);
@@ -342,7 +359,8 @@ __global__ void check_kernel(const T* x, const T* y, Shape sh, const double* row
   const std::int64_t items = sh.M * sh.segments;
   Findings f;
   init(f);
-  for (std::int64_t item = static_cast<std::int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;
+  for (std::int64_t item =
+           static_cast<std::int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;
        item < items; item += warps) {
     const std::int64_t row = item / sh.segments, seg = item - row * sh.segments;
     const std::int64_t begin = seg * kSegment, end = min64(sh.N, begin + kSegment);
@@ -359,7 +377,8 @@ __global__ void check_kernel(const T* x, const T* y, Shape sh, const double* row
       sum = row_sum[row];
     }
     const bool nan_row = is_nan_row(max);
-    const auto base = static_cast<unsigned long long>(row) * static_cast<unsigned long long>(sh.ld_y);
+    const auto base =
+        static_cast<unsigned long long>(row) * static_cast<unsigned long long>(sh.ld_y);
     for (std::int64_t j = begin + lane; j < end; j += 32)
       check_element(f, yr[j], static_cast<double>(value_of(xr[j])), max, sum, nan_row,
                     base + static_cast<unsigned long long>(j), rules);
@@ -367,7 +386,8 @@ __global__ void check_kernel(const T* x, const T* y, Shape sh, const double* row
       for (std::int64_t j = sh.N + lane; j < sh.ld_y; j += 32) {
         const T yv = yr[j];
         if (!is_poison_bits<T>(bits_of(yv)))
-          note_struct(f, base + static_cast<unsigned long long>(j), kPaddingFault, value_of(yv), 0.0);
+          note_struct(f, base + static_cast<unsigned long long>(j), kPaddingFault, value_of(yv),
+                      0.0);
       }
   }
   block_fold(f, out);
@@ -413,8 +433,8 @@ int blocks_for(std::int64_t warps_of_work) {
 void check_problem(const Problem& p, const char* who) {
   if (p.M < 1 || p.N < 1 || p.ld_x < p.N || p.ld_y < p.N)
     throw std::invalid_argument(std::string(who) + ": bad problem M = " + std::to_string(p.M) +
-                                ", N = " + std::to_string(p.N) + ", ld_x = " + std::to_string(p.ld_x) +
-                                ", ld_y = " + std::to_string(p.ld_y));
+                                ", N = " + std::to_string(p.N) + ", ld_x = " +
+                                std::to_string(p.ld_x) + ", ld_y = " + std::to_string(p.ld_y));
 }
 
 template <class T>
@@ -430,7 +450,7 @@ Findings run_check(const Problem& p, const void* xv, const void* yv, const Rules
   DeviceBuffer part, row_max, row_sum;  // long rows only
   if (sh.segments == 1) {
     check_kernel<T, true><<<blocks, kThreads, 0, stream>>>(x, y, sh, nullptr, nullptr, rules,
-                                                            partials.as<Findings>());
+                                                           partials.as<Findings>());
     CUDA_CHECK_LAUNCH();
   } else {
     part = DeviceBuffer(sizeof(double) * static_cast<std::size_t>(items));
@@ -440,12 +460,14 @@ Findings run_check(const Problem& p, const void* xv, const void* yv, const Rules
     // Each kernel reads only what the one before it wrote, in stream order.
     partial_max_kernel<T><<<blocks, kThreads, 0, stream>>>(x, sh, part.as<double>());
     CUDA_CHECK_LAUNCH();
-    row_max_kernel<<<row_blocks, kThreads, 0, stream>>>(part.as<double>(), sh, row_max.as<double>());
+    row_max_kernel<<<row_blocks, kThreads, 0, stream>>>(part.as<double>(), sh,
+                                                        row_max.as<double>());
     CUDA_CHECK_LAUNCH();
-    partial_sum_kernel<T><<<blocks, kThreads, 0, stream>>>(x, sh, row_max.as<double>(),
-                                                           part.as<double>());
+    partial_sum_kernel<T>
+        <<<blocks, kThreads, 0, stream>>>(x, sh, row_max.as<double>(), part.as<double>());
     CUDA_CHECK_LAUNCH();
-    row_sum_kernel<<<row_blocks, kThreads, 0, stream>>>(part.as<double>(), sh, row_sum.as<double>());
+    row_sum_kernel<<<row_blocks, kThreads, 0, stream>>>(part.as<double>(), sh,
+                                                        row_sum.as<double>());
     CUDA_CHECK_LAUNCH();
     check_kernel<T, false><<<blocks, kThreads, 0, stream>>>(
         x, y, sh, row_max.as<double>(), row_sum.as<double>(), rules, partials.as<Findings>());
@@ -459,7 +481,8 @@ Findings run_check(const Problem& p, const void* xv, const void* yv, const Rules
   return f;  // the scratch buffers are freed after the work that used them has finished
 }
 
-std::string text_of(const Problem& p, unsigned long long at, const FaultInfo& info, double tolerance) {
+std::string text_of(const Problem& p, unsigned long long at, const FaultInfo& info,
+                    double tolerance) {
   const auto row = static_cast<std::int64_t>(at / static_cast<unsigned long long>(p.ld_y));
   const auto col = static_cast<std::int64_t>(at % static_cast<unsigned long long>(p.ld_y));
   if (info.kind == kPaddingFault) return describe_padding_write(p, row, col, info.got);
@@ -495,14 +518,16 @@ void fill_input_device(void* x, const Problem& p, std::uint64_t seed, InputKind 
                        cudaStream_t stream) {
   if (p.M < 0 || p.N < 0 || p.ld_x < p.N)
     throw std::invalid_argument("fill_input_device: bad problem M = " + std::to_string(p.M) +
-                                ", N = " + std::to_string(p.N) + ", ld_x = " + std::to_string(p.ld_x));
+                                ", N = " + std::to_string(p.N) +
+                                ", ld_x = " + std::to_string(p.ld_x));
   const std::int64_t total = p.M * p.ld_x;
   if (total == 0) return;
   const int blocks = static_cast<int>(
       std::clamp<std::int64_t>((total + kThreads - 1) / kThreads, 1, kMaxBlocks * 4));
   switch (p.dtype) {
     case DType::f32:
-      fill_kernel<<<blocks, kThreads, 0, stream>>>(static_cast<float*>(x), p.M, p.N, p.ld_x, seed, kind);
+      fill_kernel<<<blocks, kThreads, 0, stream>>>(static_cast<float*>(x), p.M, p.N, p.ld_x, seed,
+                                                   kind);
       break;
     case DType::bf16:
       fill_kernel<<<blocks, kThreads, 0, stream>>>(static_cast<__nv_bfloat16*>(x), p.M, p.N, p.ld_x,
@@ -523,9 +548,15 @@ VerifyResult verify_output_device(const Problem& p, const void* x, const void* y
   const Rules rules{tolerance, fp16 ? storage_absolute_floor(DType::f16) : kAbsoluteFloor};
   Findings f{};
   switch (p.dtype) {
-    case DType::f32: f = run_check<float>(p, x, y, rules, stream); break;
-    case DType::bf16: f = run_check<__nv_bfloat16>(p, x, y, rules, stream); break;
-    case DType::f16: f = run_check<__half>(p, x, y, rules, stream); break;
+    case DType::f32:
+      f = run_check<float>(p, x, y, rules, stream);
+      break;
+    case DType::bf16:
+      f = run_check<__nv_bfloat16>(p, x, y, rules, stream);
+      break;
+    case DType::f16:
+      f = run_check<__half>(p, x, y, rules, stream);
+      break;
   }
   VerifyResult r;
   r.tolerance = tolerance;
@@ -555,9 +586,12 @@ VerifyResult verify_output_device(const Problem& p, const void* x, const void* y
   r.max_rel_err = f.worst2;
   r.passed = f.n_far == 0;
   if (!r.passed) {
-    const auto row = static_cast<std::int64_t>(f.first_far / static_cast<unsigned long long>(p.ld_y));
-    const auto col = static_cast<std::int64_t>(f.first_far % static_cast<unsigned long long>(p.ld_y));
-    r.detail = describe_fp16_fault(row, col, f.info_far.err, tolerance, f.info_far.got, f.info_far.want);
+    const auto row =
+        static_cast<std::int64_t>(f.first_far / static_cast<unsigned long long>(p.ld_y));
+    const auto col =
+        static_cast<std::int64_t>(f.first_far % static_cast<unsigned long long>(p.ld_y));
+    r.detail =
+        describe_fp16_fault(row, col, f.info_far.err, tolerance, f.info_far.got, f.info_far.want);
   }
   return r;
 }
@@ -567,7 +601,8 @@ VerifyResult verify_storage_output_device(const Problem& p, const void* x, const
   return verify_output_device(p, x, y, storage_tolerance(p.dtype), stream);
 }
 
-VerifyResult verify_copy_device(const Problem& p, const void* x, const void* y, cudaStream_t stream) {
+VerifyResult verify_copy_device(const Problem& p, const void* x, const void* y,
+                                cudaStream_t stream) {
   check_problem(p, "verify_copy_device");
   DeviceBuffer first(sizeof(unsigned long long));
   CUDA_CHECK(cudaMemsetAsync(first.get(), 0xFF, first.bytes(), stream));  // kNone
@@ -591,7 +626,8 @@ VerifyResult verify_copy_device(const Problem& p, const void* x, const void* y, 
   v.rows_checked = p.M;
   v.passed = at == kNone;
   if (!v.passed)
-    v.detail = "row " + std::to_string(at / static_cast<unsigned long long>(p.N)) + ": y differs from x";
+    v.detail =
+        "row " + std::to_string(at / static_cast<unsigned long long>(p.N)) + ": y differs from x";
   return v;
 }
 

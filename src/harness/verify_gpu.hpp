@@ -6,7 +6,8 @@
 //                            bit what to_storage(make_input(...), p.dtype) uploads
 //   verify_output_device     every row of y against an fp64 reference computed on the device from
 //                            the x on the device, with verify_output's rules (and, for fp16
-//                            storage, verify_storage_output's), plus: y's row padding still poisoned
+//                            storage, verify_storage_output's); y's row padding must still be
+//                            the poison
 //   verify_copy_device       the copy ceiling: y == x bit for bit on every (row, column)
 //
 // The reduction is deterministic (fixed grid and summation order, independent of the card) and
@@ -43,6 +44,7 @@ VerifyResult verify_storage_output_device(const Problem& p, const void* x, const
 
 // y == x bit for bit on every (row, column) (padding not compared). Detail on a difference:
 // "row R: y differs from x", R the first such row.
-VerifyResult verify_copy_device(const Problem& p, const void* x, const void* y, cudaStream_t stream);
+VerifyResult verify_copy_device(const Problem& p, const void* x, const void* y,
+                                cudaStream_t stream);
 
 }  // namespace smr

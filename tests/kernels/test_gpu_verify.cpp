@@ -5,6 +5,8 @@
 //     and every hostile kind, on the production softmax's output;
 //   - the checker catches planted faults and names the first one (lowest row, then column);
 //   - the copy check, and the time a 2^27-element fp32 check takes.
+#include <cuda_runtime_api.h>
+
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -13,8 +15,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <cuda_runtime_api.h>
 
 #include "catch.hpp"
 #include "gpu_check.hpp"
@@ -30,9 +30,10 @@ namespace {
 using namespace smr;
 
 constexpr DType kDtypes[] = {DType::f32, DType::bf16, DType::f16};
-constexpr InputKind kKinds[] = {InputKind::mixed,        InputKind::normal,     InputKind::outliers,
-                                InputKind::large,        InputKind::all_equal,  InputKind::some_neg_inf,
-                                InputKind::all_neg_inf,  InputKind::has_nan,    InputKind::has_pos_inf};
+constexpr InputKind kKinds[] = {
+    InputKind::mixed,       InputKind::normal,    InputKind::outliers,
+    InputKind::large,       InputKind::all_equal, InputKind::some_neg_inf,
+    InputKind::all_neg_inf, InputKind::has_nan,   InputKind::has_pos_inf};
 
 std::size_t elem_bytes(const Problem& p) { return static_cast<std::size_t>(dtype_bytes(p.dtype)); }
 
@@ -125,10 +126,12 @@ std::uint64_t seed_for(std::uint64_t i) { return test::case_seed(test::base_seed
 
 }  // namespace
 
-TEST_CASE("device fill: make_input's values, bit for bit, in every storage dtype", "[gpu][verify]") {
+TEST_CASE("device fill: make_input's values, bit for bit, in every storage dtype",
+          "[gpu][verify]") {
   std::uint64_t n = 0;
   for (const DType t : kDtypes)
-    for (const Problem& p : {dense(40, 300, t), Problem{17, 4097, 4101, 4097, t}, Problem{9, 1, 3, 1, t}})
+    for (const Problem& p :
+         {dense(40, 300, t), Problem{17, 4097, 4101, 4097, t}, Problem{9, 1, 3, 1, t}})
       for (const InputKind kind : kKinds) {
         const std::uint64_t seed = seed_for(n++);
         INFO(describe(p, kind) << ", seed " << seed);
@@ -268,14 +271,15 @@ TEST_CASE("device copy check: y == x bit for bit, the first differing row named"
 TEST_CASE("device checker: a 2^27-element fp32 check in well under a second", "[gpu][verify]") {
   // One shape per path: rows of one warp item (short and at the item's length), rows of many
   // items, and rows of 2^26.
-  for (const Problem& p : {dense(1 << 22, 32), dense(1 << 15, 1 << 12), dense(1 << 7, 1 << 20),
-                           dense(2, 1 << 26)}) {
+  for (const Problem& p :
+       {dense(1 << 22, 32), dense(1 << 15, 1 << 12), dense(1 << 7, 1 << 20), dense(2, 1 << 26)}) {
     INFO(describe(p, InputKind::mixed));
     DeviceCase c(p, 11, InputKind::mixed);
     c.gpu();  // warm-up: module load, first allocations
     const auto start = std::chrono::steady_clock::now();
     const VerifyResult v = c.gpu();
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::printf("verify_output_device %lld x %lld fp32: %.3f s\n", static_cast<long long>(p.M),
                 static_cast<long long>(p.N), s);
     CHECK(v.passed);
