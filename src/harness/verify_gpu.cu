@@ -9,8 +9,7 @@
 // along its grid-stride, warps by shuffle-down trees, blocks in index order) on a grid that
 // depends on the shape only, so the result is the same on every card and every run; maxima,
 // minima and counts do not depend on the order at all.
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
+#include "harness/verify_gpu.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -18,10 +17,12 @@
 #include <stdexcept>
 #include <string>
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #include "harness/device.hpp"
 #include "harness/input_gen.hpp"
 #include "harness/storage.hpp"
-#include "harness/verify_gpu.hpp"
 #include "kernels/cuda_check.hpp"
 
 namespace smr {

@@ -5,8 +5,6 @@
 //     and every hostile kind, on the production softmax's output;
 //   - the checker catches planted faults and names the first one (lowest row, then column);
 //   - the copy check, and the time a 2^27-element fp32 check takes.
-#include <cuda_runtime_api.h>
-
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -15,6 +13,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <cuda_runtime_api.h>
 
 #include "catch.hpp"
 #include "gpu_check.hpp"
