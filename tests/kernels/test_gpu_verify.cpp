@@ -185,7 +185,8 @@ TEST_CASE("device checker: planted faults are caught, the first one named, in th
       const std::int64_t last = p.N - 1, mid = p.N / 2;
       // A wrong value: 5% off (over every dtype's tolerance), on an element whose output is not
       // tiny (all_equal: 1/N everywhere).
-      SECTION("one wrong element") {
+      {
+        INFO("one wrong element");
         DeviceCase c(p, seed, InputKind::mixed);
         c.set_y(3, mid, c.get_y(3, mid) * 1.05f);
         const VerifyResult g = c.gpu();
@@ -194,7 +195,8 @@ TEST_CASE("device checker: planted faults are caught, the first one named, in th
         const std::string at = "row 3, column " + std::to_string(mid);
         CHECK(g.detail.find(at) == 0);
       }
-      SECTION("one unwritten (still poisoned) element, in a finite row and in a NaN row") {
+      {
+        INFO("one unwritten (still poisoned) element, in a finite row and in a NaN row");
         DeviceCase c(p, seed, InputKind::mixed);
         c.poison_y(6, last);
         VerifyResult g = c.gpu();
@@ -206,7 +208,8 @@ TEST_CASE("device checker: planted faults are caught, the first one named, in th
         CHECK(g.detail.find("row 1, column " + std::to_string(mid) + ": never written") == 0);
         CHECK(g.detail.find("(and 1 more)") != std::string::npos);
       }
-      SECTION("a wrong NaN pattern: a value in a NaN row, a NaN in a finite row") {
+      {
+        INFO("a wrong NaN pattern: a value in a NaN row, a NaN in a finite row");
         DeviceCase c(p, seed, InputKind::mixed);
         c.set_y(6, 0, 0.25f);
         VerifyResult g = c.gpu();
@@ -217,7 +220,8 @@ TEST_CASE("device checker: planted faults are caught, the first one named, in th
         same_verdict(g, c.cpu());
         CHECK(g.detail.find("row 4, column " + std::to_string(last) + ": got NaN") == 0);
       }
-      SECTION("a write into y's row padding: check_padding_untouched's words") {
+      {
+        INFO("a write into y's row padding: check_padding_untouched's words");
         DeviceCase c(p, seed, InputKind::mixed);
         c.set_y(2, p.N + 1, 0.5f);
         const VerifyResult g = c.gpu();
@@ -227,7 +231,8 @@ TEST_CASE("device checker: planted faults are caught, the first one named, in th
         REQUIRE(why);
         CHECK(g.detail == *why);
       }
-      SECTION("faults in several rows and columns: the lowest row, then column, comes first") {
+      {
+        INFO("faults in several rows and columns: the lowest row, then column, comes first");
         DeviceCase c(p, seed, InputKind::mixed);
         c.set_y(9, 0, 0.75f);
         c.set_y(3, last, c.get_y(3, last) * 1.5f);
