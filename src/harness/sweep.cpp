@@ -297,7 +297,8 @@ std::optional<VerifyResult> verify_record(const KernelInfo& k, ShapeData& s, voi
   // The copy ceiling kernel's output must equal its input bit for bit.
   if (!k.is_softmax()) return verify_copy_device(p, s.x.get(), s.y.get(), stream);
   // fp32: the config's tolerance; 16-bit storage: the rounding of the stored output on top of it.
-  if (p.dtype == DType::f32) return verify_output_device(p, s.x.get(), s.y.get(), cfg.tolerance, stream);
+  if (p.dtype == DType::f32)
+    return verify_output_device(p, s.x.get(), s.y.get(), cfg.tolerance, stream);
   return verify_storage_output_device(p, s.x.get(), s.y.get(), stream);
 }
 
