@@ -119,6 +119,14 @@ inline double storage_absolute_floor(DType t) {
   return t == DType::f16 ? std::ldexp(1.0, -14) : kAbsoluteFloor;
 }
 
+// The fp16 rule's fault text (verify_storage_output below; the GPU checker says the same).
+inline std::string describe_fp16_fault(std::int64_t row, std::int64_t col, double err, double tol,
+                                       double got, double want) {
+  return "row " + std::to_string(row) + ", column " + std::to_string(col) + ": fp16 error " +
+         std::to_string(err) + " > tolerance " + std::to_string(tol) + " (got " +
+         std::to_string(got) + ", expected " + std::to_string(want) + ")";
+}
+
 // verify_output for outputs stored in p.dtype (x: the fp32 values of the 16-bit inputs, y: the
 // output converted by from_storage). fp32 and bf16: verify_output with storage_tolerance. fp16:
 // verify_output checks the NaN pattern, the poison and the finite elements with an unlimited
@@ -153,9 +161,7 @@ inline VerifyResult verify_storage_output(const Problem& p, const std::vector<fl
       if (e > worst) worst = e;
       if (!(e <= tol) && r.passed) {
         r.passed = false;
-        r.detail = "row " + std::to_string(i) + ", column " + std::to_string(j) +
-                   ": fp16 error " + std::to_string(e) + " > tolerance " + std::to_string(tol) +
-                   " (got " + std::to_string(got) + ", expected " + std::to_string(want) + ")";
+        r.detail = describe_fp16_fault(i, j, e, tol, got, want);
       }
     }
   }

@@ -14,7 +14,6 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
-#include <cstring>
 #include <ctime>
 #include <exception>
 #include <fstream>
@@ -27,9 +26,9 @@
 #include <fmt/format.h>
 
 #include "harness/counters.hpp"
-#include "harness/storage.hpp"
 #include "harness/timing.hpp"
 #include "harness/verify.hpp"
+#include "harness/verify_gpu.hpp"
 #include "kernels/ceilings.hpp"
 #include "kernels/registry.hpp"
 #include "roofline/claims.hpp"
@@ -51,11 +50,6 @@ constexpr std::size_t kGiB = std::size_t{1} << 30;
 constexpr std::size_t kCeilingCopyBytes = kGiB;
 // Device memory left free beyond what a record allocates (cuDNN, CUPTI and the driver need some).
 constexpr std::size_t kMemoryMarginBytes = 256 * kMiB;
-// Verification of a large shape checks a sample of rows: about this many elements in all, and
-// between kVerifyMinRows and kVerifyMaxRows rows (sample_rows always keeps the first and last).
-constexpr std::int64_t kVerifyElements = std::int64_t{1} << 23;
-constexpr std::int64_t kVerifyMinRows = 2;
-constexpr std::int64_t kVerifyMaxRows = 1024;
 
 // ---- Ctrl-C -------------------------------------------------------------------------------
 
@@ -233,27 +227,22 @@ class Progress {
 
 // ---- one shape's data, shared by the kernels of the shape --------------------------------
 
+// The input lives on the device only: made there from the run's seed (harness/verify_gpu.hpp),
+// and verified there, every row of every record.
 struct ShapeData {
   Problem p;
-  std::vector<float> hx;            // the input, host side (make_input), as fp32 values of p.dtype
-  std::vector<unsigned char> hx_stored;  // hx in p.dtype's storage format: what is uploaded
-  std::vector<float> hy;            // the output rows that are verified, host side, as fp32
-  std::vector<std::int64_t> rows;   // the rows verified
+  std::uint64_t seed = 0;
   DeviceBuffer x, y;
 };
 
-ShapeData make_shape(const Problem& p, std::uint64_t seed) {
+ShapeData make_shape(const Problem& p, std::uint64_t seed, cudaStream_t stream) {
   ShapeData s;
   s.p = p;
-  s.hx = make_input(p, seed);
-  round_to_storage(s.hx, p.dtype);  // the reference sees exactly the values the kernel reads
-  s.hx_stored = to_storage(s.hx, p.dtype);
-  s.hy.assign(static_cast<std::size_t>(p.M) * static_cast<std::size_t>(p.ld_y), 0.f);
-  const std::int64_t max_rows = std::clamp(kVerifyElements / std::max<std::int64_t>(p.N, 1),
-                                           kVerifyMinRows, kVerifyMaxRows);
-  s.rows = sample_rows(p.M, max_rows, seed);
+  s.seed = seed;
   s.x = DeviceBuffer(buffer_bytes(p.M, p.ld_x, p.dtype));
   s.y = DeviceBuffer(buffer_bytes(p.M, p.ld_y, p.dtype));
+  fill_input_device(s.x.get(), p, seed, InputKind::mixed, stream);
+  CUDA_CHECK(cudaStreamSynchronize(stream));
   return s;
 }
 
@@ -268,8 +257,8 @@ struct Context {
   CudaStream stream;
   L2Flusher flusher;
   GbenchLog gbench;
-  double timing_wall_s = 0;  // summed over the records timed in this session
-  double verify_wall_s = 0;  // input generation, upload, launch, download and check, likewise
+  double timing_wall_s = 0;  // summed over the records timed in this run
+  double verify_wall_s = 0;  // input made on the device, launch and the device's check, likewise
 
   Context(const SweepOptions& o, DeviceInfo d)
       : opt(o),
@@ -295,57 +284,22 @@ std::size_t record_bytes(const KernelInfo& k, const Problem& p, bool shape_alloc
   return need;
 }
 
-void download_rows(ShapeData& s, cudaStream_t stream) {
-  const Problem& p = s.p;
-  const std::size_t elem = static_cast<std::size_t>(dtype_bytes(p.dtype));
-  const std::size_t row_bytes = static_cast<std::size_t>(p.N) * elem;
-  const std::size_t ld_bytes = static_cast<std::size_t>(p.ld_y) * elem;
-  // Downloaded in the storage format, converted to fp32 below (the identity for fp32).
-  std::vector<unsigned char> stored(static_cast<std::size_t>(p.M) * ld_bytes, 0);
-  if (static_cast<std::int64_t>(s.rows.size()) == p.M) {
-    CUDA_CHECK(cudaMemcpy2DAsync(stored.data(), ld_bytes, s.y.get(), ld_bytes, row_bytes,
-                                 static_cast<std::size_t>(p.M), cudaMemcpyDeviceToHost, stream));
-  } else {
-    for (std::int64_t r : s.rows)
-      CUDA_CHECK(cudaMemcpyAsync(stored.data() + static_cast<std::size_t>(r) * ld_bytes,
-                                 static_cast<const unsigned char*>(s.y.get()) +
-                                     static_cast<std::size_t>(r) * ld_bytes,
-                                 row_bytes, cudaMemcpyDeviceToHost, stream));
-  }
-  CUDA_CHECK(cudaStreamSynchronize(stream));
-  s.hy = from_storage(stored, p.dtype);
-}
-
-// The copy ceiling kernel's output must equal its input bit for bit.
-VerifyResult verify_copy(const ShapeData& s) {
-  VerifyResult v;
-  v.tolerance = 0;
-  v.rows_checked = static_cast<std::int64_t>(s.rows.size());
-  const std::size_t row_bytes = static_cast<std::size_t>(s.p.N) * sizeof(float);  // fp32 values
-  for (std::int64_t r : s.rows) {
-    if (std::memcmp(s.hx.data() + r * s.p.ld_x, s.hy.data() + r * s.p.ld_y, row_bytes) != 0) {
-      v.detail = fmt::format("row {}: y differs from x", r);
-      return v;
-    }
-  }
-  v.passed = true;
-  return v;
-}
-
-// Launch once on freshly uploaded input and a NaN-poisoned output, then check the output.
+// Launch once on a freshly made input and a NaN-poisoned output, then check every row of the
+// output on the device.
 std::optional<VerifyResult> verify_record(const KernelInfo& k, ShapeData& s, void* workspace,
                                           const SweepConfig& cfg, cudaStream_t stream) {
   if (k.traffic == TrafficModel::compute) return std::nullopt;  // FMA: no output to check
   const Problem& p = s.p;
-  CUDA_CHECK(cudaMemcpyAsync(s.x.get(), s.hx_stored.data(), s.x.bytes(), cudaMemcpyHostToDevice,
-                             stream));
+  // Made again for each kernel: a kernel that wrote into x must not hand the next one its damage.
+  fill_input_device(s.x.get(), p, s.seed, InputKind::mixed, stream);
   poison_nan(s.y.get(), s.y.bytes(), stream);
   k.launch(Launch{s.x.get(), s.y.get(), p, workspace, stream});
-  download_rows(s, stream);
-  if (!k.is_softmax()) return verify_copy(s);
+  // The copy ceiling kernel's output must equal its input bit for bit.
+  if (!k.is_softmax()) return verify_copy_device(p, s.x.get(), s.y.get(), stream);
   // fp32: the config's tolerance; 16-bit storage: the rounding of the stored output on top of it.
-  if (p.dtype == DType::f32) return verify_output(p, s.hx, s.hy, cfg.tolerance, s.rows);
-  return verify_storage_output(p, s.hx, s.hy, s.rows);
+  if (p.dtype == DType::f32)
+    return verify_output_device(p, s.x.get(), s.y.get(), cfg.tolerance, stream);
+  return verify_storage_output_device(p, s.x.get(), s.y.get(), stream);
 }
 
 // One buffer set of a batched sample: input, output, workspace.
@@ -455,7 +409,7 @@ void run_record(const KernelInfo& k, std::optional<ShapeData>& shape, const Prob
     return;
   }
   const auto verify_start = std::chrono::steady_clock::now();
-  if (!shape) shape = make_shape(p, ctx.cfg.seed);
+  if (!shape) shape = make_shape(p, ctx.cfg.seed, ctx.stream.get());
   DeviceBuffer workspace(k.workspace_bytes ? k.workspace_bytes(p) : 0);
 
   r.verify = verify_record(k, *shape, workspace.get(), ctx.cfg, ctx.stream.get());
@@ -533,15 +487,12 @@ bool counters_pass(Context& ctx) {
     progress.show("counters: " + r.kernel, p);
     try {
       cudaStream_t stream = ctx.stream.get();
-      // x is made and uploaded once per shape: every kernel takes it as const, and it is made
+      // x is made on the device once per shape: every kernel takes it as const, and it is made
       // from the run's seed, so it is the input the timing pass verified each kernel on.
       if (!shape || shape->p.M != p.M || shape->p.N != p.N || shape->p.ld_x != p.ld_x ||
           shape->p.ld_y != p.ld_y || shape->p.dtype != p.dtype) {
         shape.reset();
-        shape = make_shape(p, ctx.cfg.seed);
-        CUDA_CHECK(cudaMemcpyAsync(shape->x.get(), shape->hx_stored.data(), shape->x.bytes(),
-                                   cudaMemcpyHostToDevice, stream));
-        CUDA_CHECK(cudaStreamSynchronize(stream));
+        shape = make_shape(p, ctx.cfg.seed, stream);
       }
       DeviceBuffer workspace(k.workspace_bytes ? k.workspace_bytes(p) : 0);
       const CounterReading reading = session->measure(
@@ -557,7 +508,7 @@ bool counters_pass(Context& ctx) {
         r.counters = json(reading.values);  // metric name -> number, as results.hpp wants it
         if (!r.extra.is_object()) r.extra = json::object();
         const std::chrono::duration<double> wall = std::chrono::steady_clock::now() - record_start;
-        // wall_s: this record's share of the counters pass (input made and uploaded when the
+        // wall_s: this record's share of the counters pass (input made on the device when the
         // shape changes, the passes, decoding); measure_s: the CUPTI measurement alone.
         r.extra["counters"] = {{"passes", reading.passes},
                                {"notes", reading.notes},
@@ -894,7 +845,7 @@ int run_sweep(const SweepOptions& opt) {
     const std::string from_peers = merged ? fmt::format(", {} from peers", merged) : std::string();
     std::printf("%d records (%d ok, %d skipped, %d failed%s) in %s\n", ok + skipped + failed, ok,
                 skipped, failed, from_peers.c_str(), opt.dir.string().c_str());
-    std::printf("this session: timing %.1f s, verification %.1f s, counters pass %.1f s, %.1f s in "
+    std::printf("this run: timing %.1f s, verification %.1f s, counters pass %.1f s, %.1f s in "
                 "all; %s\n",
                 timing_pass_s, ctx.verify_wall_s, counters_pass_s, progress.seconds(),
                 report_line.c_str());

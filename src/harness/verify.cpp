@@ -1,7 +1,6 @@
 #include "harness/verify.hpp"
 
 #include <algorithm>
-#include <array>
 #include <bit>
 #include <cmath>
 #include <cstdio>
@@ -13,91 +12,12 @@
 namespace smr {
 namespace {
 
-// splitmix64 (Steele, Lea and Flood 2014): a tiny, fully specified generator, so the same seed
-// gives the same matrix with any standard library (std::normal_distribution's output is not
-// specified by the standard).
+// splitmix64 (Steele, Lea and Flood 2014), for sample_rows' picks.
 struct Rng {
   std::uint64_t state;
-  std::uint64_t next() {
-    std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  // Uniform in (0, 1]: 53 random bits.
-  double uniform() { return (static_cast<double>(next() >> 11) + 1.0) * 0x1p-53; }
-  double uniform(double lo, double hi) { return lo + (hi - lo) * uniform(); }
-  // Standard normal by Box-Muller (one of the pair is enough here).
-  double normal() {
-    constexpr double kTwoPi = 6.283185307179586;
-    return std::sqrt(-2.0 * std::log(uniform())) * std::cos(kTwoPi * uniform());
-  }
+  std::uint64_t next() { return gen::mix64(state += gen::kGolden); }
   std::int64_t index(std::int64_t n) { return static_cast<std::int64_t>(next() % static_cast<std::uint64_t>(n)); }
 };
-
-// One generator per row: row i's values depend only on (seed, i, kind).
-Rng row_rng(std::uint64_t seed, std::int64_t row, InputKind kind) {
-  Rng mix{seed ^ (static_cast<std::uint64_t>(row) * 0xD1B54A32D192ED03ull) ^
-          (static_cast<std::uint64_t>(kind) << 56)};
-  return Rng{mix.next()};
-}
-
-constexpr std::array kMixedCycle{InputKind::normal,       InputKind::outliers,
-                                 InputKind::large,        InputKind::all_equal,
-                                 InputKind::some_neg_inf, InputKind::all_neg_inf,
-                                 InputKind::has_nan,      InputKind::has_pos_inf};
-
-constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-constexpr float kPosInf = std::numeric_limits<float>::infinity();
-
-void fill_row(float* r, std::int64_t n, InputKind kind, Rng& rng) {
-  auto fill_normal = [&] {
-    for (std::int64_t j = 0; j < n; ++j) r[j] = static_cast<float>(rng.normal());
-  };
-  switch (kind) {
-    case InputKind::mixed:  // resolved by the caller
-    case InputKind::normal:
-      fill_normal();
-      return;
-    case InputKind::outliers: {
-      fill_normal();
-      // 1 to 8 values +20 above the rest: softmax is then far from uniform.
-      const std::int64_t count = 1 + std::min<std::int64_t>(n / 256, 7);
-      for (std::int64_t k = 0; k < count; ++k) r[rng.index(n)] = static_cast<float>(20.0 + rng.normal());
-      return;
-    }
-    case InputKind::large:
-      for (std::int64_t j = 0; j < n; ++j) r[j] = static_cast<float>(rng.uniform(-1e4, 1e4));
-      return;
-    case InputKind::all_equal: {
-      const auto v = static_cast<float>(rng.uniform(-10.0, 10.0));
-      std::fill(r, r + n, v);
-      return;
-    }
-    case InputKind::some_neg_inf: {
-      fill_normal();
-      if (n < 2) return;  // a single -inf would make the row all -inf: that is another kind
-      const std::int64_t keep = rng.index(n);
-      const std::int64_t count = std::max<std::int64_t>(1, n / 8);
-      for (std::int64_t k = 0; k < count; ++k) {
-        const std::int64_t j = rng.index(n);
-        if (j != keep) r[j] = kNegInf;
-      }
-      return;
-    }
-    case InputKind::all_neg_inf:
-      std::fill(r, r + n, kNegInf);
-      return;
-    case InputKind::has_nan:
-      fill_normal();
-      r[rng.index(n)] = std::numeric_limits<float>::quiet_NaN();
-      return;
-    case InputKind::has_pos_inf:
-      fill_normal();
-      r[rng.index(n)] = kPosInf;
-      return;
-  }
-}
 
 std::string fmt_value(double v) {
   if (std::isnan(v)) return "NaN";
@@ -108,27 +28,6 @@ std::string fmt_value(double v) {
 
 std::string at(std::int64_t row, std::int64_t col) {
   return "row " + std::to_string(row) + ", column " + std::to_string(col);
-}
-
-enum class Fault { none, unwritten, not_nan, not_finite, too_far };
-
-std::string describe_fault(Fault f, std::int64_t row, std::int64_t col, float got, double want,
-                           double err, double tolerance) {
-  const std::string where = at(row, col) + ": ";
-  switch (f) {
-    case Fault::unwritten:
-      return where + "never written (still the NaN poison); expected " + fmt_value(want);
-    case Fault::not_nan:
-      return where + "expected NaN (the row holds a NaN, a +inf, or only -inf), got " +
-             fmt_value(got);
-    case Fault::not_finite:
-      return where + "got " + fmt_value(got) + ", expected " + fmt_value(want);
-    case Fault::too_far:
-      return where + "relative error " + fmt_value(err) + " > tolerance " + fmt_value(tolerance) +
-             " (got " + fmt_value(got) + ", expected " + fmt_value(want) + ")";
-    case Fault::none: break;
-  }
-  return where + "ok";
 }
 
 }  // namespace
@@ -148,9 +47,34 @@ std::string_view to_string(InputKind k) {
   return "?";
 }
 
-InputKind row_kind(InputKind kind, std::int64_t row) {
-  if (kind != InputKind::mixed) return kind;
-  return kMixedCycle[static_cast<std::size_t>(row % static_cast<std::int64_t>(kMixedCycle.size()))];
+InputKind row_kind(InputKind kind, std::int64_t row) { return gen::row_kind(kind, row); }
+
+float input_value(std::uint64_t seed, InputKind kind, std::int64_t row, std::int64_t n,
+                  std::int64_t j) {
+  return gen::input_value(seed, kind, row, n, j);
+}
+
+std::string describe_fault(FaultKind f, std::int64_t row, std::int64_t col, float got, double want,
+                           double err, double tolerance) {
+  const std::string where = at(row, col) + ": ";
+  switch (f) {
+    case FaultKind::unwritten:
+      return where + "never written (still the NaN poison); expected " + fmt_value(want);
+    case FaultKind::not_nan:
+      return where + "expected NaN (the row holds a NaN, a +inf, or only -inf), got " +
+             fmt_value(got);
+    case FaultKind::not_finite:
+      return where + "got " + fmt_value(got) + ", expected " + fmt_value(want);
+    case FaultKind::too_far:
+      return where + "relative error " + fmt_value(err) + " > tolerance " + fmt_value(tolerance) +
+             " (got " + fmt_value(got) + ", expected " + fmt_value(want) + ")";
+  }
+  return where + "?";
+}
+
+std::string describe_padding_write(const Problem& p, std::int64_t row, std::int64_t col, float got) {
+  return at(row, col) + " is row padding (N = " + std::to_string(p.N) + ", ld_y = " +
+         std::to_string(p.ld_y) + ") and was written: " + fmt_value(got);
 }
 
 bool is_nan_row_kind(InputKind k) {
@@ -168,12 +92,11 @@ std::vector<float> make_input(const Problem& p, std::uint64_t seed, InputKind ki
   std::vector<float> x(static_cast<std::size_t>(p.M * p.ld_x), kPaddingSentinel);
   auto fill_rows = [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t i = begin; i < end; ++i) {
-      const InputKind k = row_kind(kind, i);
-      Rng rng = row_rng(seed, i, k);
-      fill_row(x.data() + i * p.ld_x, p.N, k, rng);
+      float* row = x.data() + i * p.ld_x;
+      for (std::int64_t j = 0; j < p.N; ++j) row[j] = gen::input_value(seed, kind, i, p.N, j);
     }
   };
-  // Every row has its own generator, seeded from (seed, row, kind): rows can be filled in any
+  // Every element is a function of (seed, row, kind, column) alone: rows can be filled in any
   // order, so a large matrix (the sweep's 2^27 elements) is filled by several threads and comes
   // out the same for any number of them.
   constexpr std::int64_t kParallelElements = std::int64_t{1} << 22;
@@ -248,25 +171,25 @@ VerifyResult verify_output(const Problem& p, const std::vector<float>& x, const 
     for (std::int64_t j = 0; j < p.N; ++j) {
       const float got = yr[j];
       const double want = ref[static_cast<std::size_t>(j)];
-      Fault fault = Fault::none;
+      std::optional<FaultKind> fault;
       double e = 0.0;
       if (is_poison(got)) {
-        fault = Fault::unwritten;
+        fault = FaultKind::unwritten;
       } else if (std::isnan(want)) {
-        if (!std::isnan(got)) fault = Fault::not_nan;
+        if (!std::isnan(got)) fault = FaultKind::not_nan;
       } else if (!std::isfinite(got)) {
-        fault = Fault::not_finite;
+        fault = FaultKind::not_finite;
       } else {
         const double d = std::abs(static_cast<double>(got) - want);
         e = d / std::max(std::abs(want), kAbsoluteFloor);
         diff_sq += d * d;
         ref_sq += want * want;
         worst = std::max(worst, e);
-        if (!(e <= tolerance)) fault = Fault::too_far;
+        if (!(e <= tolerance)) fault = FaultKind::too_far;
       }
-      if (fault == Fault::none) continue;
+      if (!fault) continue;
       // Words only for the first fault: a broken kernel can have millions of them.
-      if (bad_elements++ == 0) first_error = describe_fault(fault, i, j, got, want, e, tolerance);
+      if (bad_elements++ == 0) first_error = describe_fault(*fault, i, j, got, want, e, tolerance);
     }
   }
   r.rows_checked = static_cast<std::int64_t>(check.size());
@@ -287,9 +210,7 @@ std::optional<std::string> check_padding_untouched(const Problem& p, const std::
   for (std::int64_t i = 0; i < p.M; ++i)
     for (std::int64_t j = p.N; j < p.ld_y; ++j)
       if (!is_poison(y[static_cast<std::size_t>(i * p.ld_y + j)]))
-        return at(i, j) + " is row padding (N = " + std::to_string(p.N) + ", ld_y = " +
-               std::to_string(p.ld_y) + ") and was written: " +
-               fmt_value(y[static_cast<std::size_t>(i * p.ld_y + j)]);
+        return describe_padding_write(p, i, j, y[static_cast<std::size_t>(i * p.ld_y + j)]);
   return std::nullopt;
 }
 

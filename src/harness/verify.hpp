@@ -18,24 +18,11 @@
 #include <string_view>
 #include <vector>
 
+#include "harness/input_gen.hpp"  // InputKind, kPaddingSentinel, the generator itself
 #include "roofline/problem.hpp"
 #include "roofline/results.hpp"
 
 namespace smr {
-
-// What the rows of a generated input look like. `mixed` cycles through all the others row by row
-// (so every matrix with enough rows contains each kind); the rest fill every row the same way.
-enum class InputKind {
-  mixed,
-  normal,        // N(0, 1)
-  outliers,      // N(0, 1) with a few values +20 above the rest
-  large,         // uniform in [-1e4, 1e4]
-  all_equal,     // every value the same
-  some_neg_inf,  // N(0, 1) with a few -inf entries (never all: one entry stays finite)
-  all_neg_inf,   // the whole row -inf: output row is NaN (as PyTorch; docs/verification.md)
-  has_nan,       // one NaN: that row only becomes NaN
-  has_pos_inf,   // one +inf: that row only becomes NaN (IEEE, as PyTorch; docs/verification.md)
-};
 
 std::string_view to_string(InputKind k);
 // The kind of row `row` in a matrix generated with `kind` (for mixed: the cycle, in the order
@@ -58,17 +45,18 @@ inline constexpr unsigned char kPoisonByte = 0xFF;
 float poison_value();
 bool is_poison(float v);
 
-// Input row padding (elements N .. ld_x - 1) holds this: a kernel that reads it gets a huge max
-// or an infinite exp, and fails verification visibly.
-inline constexpr float kPaddingSentinel = 1e30f;
-
 // Host-side fp32 matrix of p.M rows with stride p.ld_x (p.M * p.ld_x elements; padding elements
-// are filled with kPaddingSentinel, which must never be read into a result). Deterministic in
-// (seed, kind): row i depends only on (seed, i, kind), so any row can be regenerated alone.
-// `threads`: 0 = one per core for large matrices (the rows are independent, so the result is the
-// same for any number).
+// are filled with kPaddingSentinel, which must never be read into a result). Element (i, j) is
+// gen::input_value(seed, kind, i, p.N, j) (harness/input_gen.hpp): it depends only on
+// (seed, i, kind, j), so any row or element can be regenerated alone, and the device's fill
+// (harness/verify_gpu.hpp) writes the same values. `threads`: 0 = one per core for large matrices
+// (the rows are independent, so the result is the same for any number).
 std::vector<float> make_input(const Problem& p, std::uint64_t seed, InputKind kind = InputKind::mixed,
                               unsigned threads = 0);
+
+// Element (row, j) of make_input(p, seed, kind) for rows of n elements (0 <= j < n).
+float input_value(std::uint64_t seed, InputKind kind, std::int64_t row, std::int64_t n,
+                  std::int64_t j);
 
 // Reference softmax of one row, computed in double.
 void reference_row(const float* x, std::int64_t n, double* out);
@@ -84,6 +72,14 @@ VerifyResult verify_output(const Problem& p, const std::vector<float>& x, const 
 // The row padding of y (elements N .. ld_y - 1 of every row) must still hold the poison: a kernel
 // writes nothing outside its (M, N) output. nullopt when untouched, else the first violation.
 std::optional<std::string> check_padding_untouched(const Problem& p, const std::vector<float>& y);
+
+// The one-line texts of the faults verify_output reports (row, column: what is wrong), shared
+// with the GPU checker (harness/verify_gpu.hpp) so that both say the same thing.
+enum class FaultKind { unwritten, not_nan, not_finite, too_far };
+std::string describe_fault(FaultKind f, std::int64_t row, std::int64_t col, float got, double want,
+                           double err, double tolerance);
+// check_padding_untouched's text for a write of `got` into y's row padding at (row, col).
+std::string describe_padding_write(const Problem& p, std::int64_t row, std::int64_t col, float got);
 
 // Rows to check for a large problem: all when M <= max_rows, else first, last and a seeded sample
 // (max_rows rows in all, sorted, distinct). max_rows must be >= 1.

@@ -369,3 +369,116 @@ TEST_CASE("make_input gives the same matrix for any number of threads", "[verify
     }
   }
 }
+
+TEST_CASE("input generator: each kind has its documented distribution", "[verify]") {
+  // 64 rows of 4096: 2^18 values of each kind.
+  const Problem p = dense(64, 4096);
+  const auto stats = [&](InputKind kind) {
+    const std::vector<float> x = make_input(p, 2026, kind);
+    struct {
+      double mean = 0, var = 0, lo = HUGE_VAL, hi = -HUGE_VAL;
+      std::int64_t finite = 0, neg_inf = 0, pos_inf = 0, nans = 0;
+    } s;
+    double sum = 0, sum_sq = 0;
+    for (const float v : x) {
+      if (std::isnan(v)) ++s.nans;
+      else if (v == kInf) ++s.pos_inf;
+      else if (v == -kInf) ++s.neg_inf;
+      else {
+        ++s.finite;
+        sum += v;
+        sum_sq += static_cast<double>(v) * v;
+        s.lo = std::min<double>(s.lo, v);
+        s.hi = std::max<double>(s.hi, v);
+      }
+    }
+    s.mean = sum / static_cast<double>(s.finite);
+    s.var = sum_sq / static_cast<double>(s.finite) - s.mean * s.mean;
+    return s;
+  };
+  SECTION("normal: mean 0, variance 1, bounded by 2 sqrt(3) (Irwin-Hall of four uniforms)") {
+    const auto s = stats(InputKind::normal);
+    CHECK(s.finite == p.M * p.N);
+    CHECK(std::abs(s.mean) < 0.01);
+    CHECK(std::abs(s.var - 1.0) < 0.01);
+    CHECK(s.hi <= 2 * std::sqrt(3.0));
+    CHECK(s.lo >= -2 * std::sqrt(3.0));
+    CHECK(s.hi > 2.5);  // the tails are reached
+  }
+  SECTION("large: uniform in [-1e4, 1e4], variance 1e8 / 3") {
+    const auto s = stats(InputKind::large);
+    CHECK(s.finite == p.M * p.N);
+    CHECK(s.lo >= -1e4);
+    CHECK(s.hi <= 1e4);
+    CHECK(std::abs(s.mean) < 50.0);
+    CHECK_THAT(s.var, Catch::Matchers::WithinRel(1e8 / 3, 0.02));
+  }
+  SECTION("some_neg_inf: about 1/8 of the entries -inf") {
+    const auto s = stats(InputKind::some_neg_inf);
+    const double frac = static_cast<double>(s.neg_inf) / static_cast<double>(p.M * p.N);
+    CHECK(frac > 0.12);
+    CHECK(frac < 0.13);
+    CHECK(s.neg_inf + s.finite == p.M * p.N);
+  }
+  SECTION("outliers: 8 a row at N = 4096 (fewer where two land on one element), 20 + normal") {
+    const std::vector<float> x = make_input(p, 2026, InputKind::outliers);
+    for (std::int64_t i = 0; i < p.M; ++i) {
+      int high = 0;
+      for (std::int64_t j = 0; j < p.N; ++j) {
+        const float v = x[static_cast<std::size_t>(i * p.N + j)];
+        if (v > 10.0f) {
+          ++high;
+          CHECK(std::abs(v - 20.0f) <= 3.47f);
+        }
+      }
+      CHECK(high >= 6);
+      CHECK(high <= 8);
+    }
+  }
+  SECTION("all_equal: one level a row, uniform in [-10, 10], different rows different levels") {
+    const std::vector<float> x = make_input(p, 2026, InputKind::all_equal);
+    std::set<float> levels;
+    for (std::int64_t i = 0; i < p.M; ++i) {
+      const float v = x[static_cast<std::size_t>(i * p.N)];
+      CHECK(std::abs(v) <= 10.0f);
+      levels.insert(v);
+    }
+    CHECK(levels.size() == static_cast<std::size_t>(p.M));
+  }
+  SECTION("has_nan, has_pos_inf: exactly one a row, the rest normal") {
+    CHECK(stats(InputKind::has_nan).nans == p.M);
+    CHECK(stats(InputKind::has_pos_inf).pos_inf == p.M);
+    CHECK(stats(InputKind::all_neg_inf).neg_inf == p.M * p.N);
+  }
+  SECTION("some_neg_inf on two elements: one -inf, one finite") {
+    for (std::int64_t i = 0; i < 50; ++i) {
+      const std::vector<float> x = make_input(dense(1, 2), static_cast<std::uint64_t>(i), InputKind::some_neg_inf);
+      CHECK(std::isinf(x[0]) != std::isinf(x[1]));
+    }
+  }
+}
+
+TEST_CASE("input generator: an element is the same whichever rows, columns or strides are generated",
+          "[verify]") {
+  const Problem p{200, 1000, 1003, 1000, DType::f32};
+  const std::vector<float> x = make_input(p, 77);
+  const auto bits = [](float v) { return std::bit_cast<std::uint32_t>(v); };
+  // Element by element, in any order, from the one function.
+  for (std::int64_t i = p.M - 1; i >= 0; i -= 7)
+    for (std::int64_t j = p.N - 1; j >= 0; j -= 13)
+      REQUIRE(bits(input_value(77, InputKind::mixed, i, p.N, j)) ==
+              bits(x[static_cast<std::size_t>(i * p.ld_x + j)]));
+  // Another stride, and a taller matrix: the rows are the same.
+  const std::vector<float> dense_x = make_input(Problem{400, 1000, 1000, 1000, DType::f32}, 77);
+  for (std::int64_t i = 0; i < p.M; ++i)
+    REQUIRE(std::memcmp(dense_x.data() + i * 1000, x.data() + i * p.ld_x, 1000 * sizeof(float)) == 0);
+  // A single-kind matrix's rows are those of that kind in a mixed one (the key is the row's kind).
+  const std::vector<float> outl = make_input(dense(16, 1000), 77, InputKind::outliers);
+  const std::int64_t row = first_row_of(InputKind::outliers, 16);
+  CHECK(std::memcmp(outl.data() + row * 1000, x.data() + row * p.ld_x, 1000 * sizeof(float)) == 0);
+  // The 64 x 64 -> high 64 multiply the positions use.
+  __extension__ using u128 = unsigned __int128;
+  for (const std::uint64_t a : {0ull, 1ull, 0xFFFFFFFFFFFFFFFFull, 0x9E3779B97F4A7C15ull, 0x123456789ull})
+    for (const std::uint64_t b : {1ull, 3ull, 1000003ull, 0xFFFFFFFFFFFFFFFFull, 0xDEADBEEFCAFEull})
+      CHECK(gen::mulhi64(a, b) == static_cast<std::uint64_t>((static_cast<u128>(a) * b) >> 64));
+}

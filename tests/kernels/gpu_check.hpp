@@ -17,6 +17,7 @@
 #include "harness/device.hpp"
 #include "harness/storage.hpp"
 #include "harness/verify.hpp"
+#include "harness/verify_gpu.hpp"
 #include "kernels/cuda_check.hpp"
 #include "kernels/registry.hpp"
 
@@ -51,14 +52,18 @@ struct KernelRun {
   std::optional<std::string> guard_error;     // a write before or after the output
   std::optional<std::string> padding_error;   // a write into row padding
   std::optional<std::string> input_error;     // x changed
+  std::optional<VerifyResult> device;         // verify_storage_output_device's verdict, every
+                                              // row, when asked for (verify_on_device)
 };
 
 // Runs `launch` on x (fp32 values, already rounded to p.dtype; M * ld_x of them) stored in
 // p.dtype, and returns what it left; throws on CUDA errors. For fp32 the storage conversions are
-// the identity (harness/storage.hpp).
+// the identity (harness/storage.hpp). verify_on_device: also check every row of the output on the
+// device (harness/verify_gpu.hpp, storage_tolerance(p.dtype)), before x could be changed back.
 template <class LaunchFn>
 KernelRun run_launch(const Problem& p, const std::vector<float>& x, LaunchFn&& launch,
-                     std::size_t workspace_bytes, const Placement& at = {}) {
+                     std::size_t workspace_bytes, const Placement& at = {},
+                     bool verify_on_device = false) {
   const auto b = static_cast<std::size_t>(dtype_bytes(p.dtype));
   const std::vector<unsigned char> xs = to_storage(x, p.dtype);
   const auto y_span = static_cast<std::size_t>(p.M * p.ld_y);
@@ -84,6 +89,8 @@ KernelRun run_launch(const Problem& p, const std::vector<float>& x, LaunchFn&& l
   l.stream = stream.get();
   launch(l);
   stream.sync();
+  std::optional<VerifyResult> device;
+  if (verify_on_device) device = verify_storage_output_device(p, x_dev, y_dev, stream.get());
 
   std::vector<unsigned char> all(y_elems * b);
   CUDA_CHECK(cudaMemcpy(all.data(), dy.get(), all.size(), cudaMemcpyDeviceToHost));
@@ -104,6 +111,7 @@ KernelRun run_launch(const Problem& p, const std::vector<float>& x, LaunchFn&& l
   }
   r.padding_error = check_padding_untouched(p, r.y);
   if (x_after != xs) r.input_error = "the kernel modified its input x";
+  r.device = std::move(device);
   return r;
 }
 

@@ -165,7 +165,8 @@ TEST_CASE("every softmax kernel matches the fp64 reference on every shape", "[gp
   for (const char* name : {"unfused", "fused", "online"}) CHECK(worst[name].runs > 0);
 }
 
-TEST_CASE("a small shape set for compute-sanitizer, every kernel", "[gpu][sanitize]") {
+TEST_CASE("a small shape set for compute-sanitizer, every kernel",
+          "[gpu][sanitize][exhaustive]") {
   // scripts/sanitize runs exactly this test case under memcheck and racecheck: few, small launches
   // that still take every code path (masks, one and many warps, several slices, wide and narrow
   // accesses, padding, misalignment, the copy's head and tail).
