@@ -138,6 +138,15 @@ int samples_needed(const TimingPolicy& policy, double sample_s) {
   return static_cast<int>(std::clamp(n, 1.0, static_cast<double>(kMaxSamples)));
 }
 
+StopRule stop_rule(const TimingPolicy& policy, double sample_s) {
+  StopRule rule;
+  rule.first_samples = samples_needed(policy, sample_s);
+  rule.target = policy.noise_target;
+  rule.max_seconds = policy.max_seconds_per_record;
+  rule.max_samples = kMaxSamples;
+  return rule;
+}
+
 TimeStats summarize(std::vector<double> v, int launches_per_sample, bool l2_flushed) {
   TimeStats t;
   t.samples = static_cast<int>(v.size());
