@@ -3,6 +3,7 @@
 #include "harness/timing.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <numeric>
 #include <utility>
@@ -262,10 +263,15 @@ L2Measurement measure_l2_read(const DeviceInfo& device, const TimingPolicy& poli
   const double single = calibrate(launch, nullptr, stream, std::max(policy.warmup, 1));
   SampleTimer timer(launch, BatchPlan{1, 1, false, single}, nullptr, stream);
   std::vector<double> t;
-  const int n = samples_needed(policy, single);
-  t.reserve(static_cast<std::size_t>(n));
-  for (int i = 0; i < n; ++i) t.push_back(timer.sample());
+  const auto start = std::chrono::steady_clock::now();
+  const NoiseStats noise = sample_until_quiet(
+      t, stop_rule(policy, single),
+      [&](int n) {
+        for (int i = 0; i < n; ++i) t.push_back(timer.sample());
+      },
+      [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); });
   m.time = summarize(std::move(t), 1, false);
+  m.time.noise = noise;
   m.GBps = static_cast<double>(m.buffer_bytes) * kPasses / m.time.median_s / 1e9;
   return m;
 }

@@ -234,22 +234,16 @@ void write_guarantees(std::ostringstream& md, const RunResults& run) {
     }
   }
   if (timed == 0) return;
-  md << "## What the times guarantee
-
-";
+  md << "## What the times guarantee\n\n";
   if (recorded == 0) {
     md << "Noise: not recorded (the run predates the noise criterion; each record's cv is its only "
-          "spread).
-
-";
+          "spread).\n\n";
   } else {
     md << fmt::format(
         "Noise: {} of {} timed records converged ({:.0f}%): their median's ~95% distribution-free "
         "interval has a half-width within {:.2g}% of the median. The others stopped at the cap of "
         "{:.3g} s of samples and are marked \\* in the tables below; their median is less sure "
-        "than the target.{}
-
-",
+        "than the target.{}\n\n",
         converged, recorded, 100.0 * converged / recorded, target * 100, max_seconds,
         recorded < timed ? fmt::format(" {} records (peers, older records) have no noise record.",
                                        timed - recorded)
@@ -261,18 +255,12 @@ void write_guarantees(std::ostringstream& md, const RunResults& run) {
     md << fmt::format(
         "Clocks: watched with NVML on {} records, never locked. Highest SM clock seen {:.0f} MHz; "
         "{} records had their SM clock fall more than {:.0f}% below it or a power/thermal "
-        "throttle reason set (marked ↓ below).
-
-",
+        "throttle reason set (marked ↓ below).\n\n",
         watched, clocks.value("sm_clock_mhz_max", 0.0), fell, kClockFellFraction * 100);
   } else if (clocks.is_object() && clocks.contains("unavailable")) {
-    md << "Clocks: not watched: " << cell(clocks.value("unavailable", std::string())) << ".
-
-";
+    md << "Clocks: not watched: " << cell(clocks.value("unavailable", std::string())) << ".\n\n";
   } else {
-    md << "Clocks: not recorded.
-
-";
+    md << "Clocks: not recorded.\n\n";
   }
 }
 
