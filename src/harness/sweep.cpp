@@ -768,6 +768,27 @@ int merge_peers(RunResults& run, const std::vector<Record>& peers) {
   return n;
 }
 
+int remodel_records(RunResults& run) {
+  DeviceLimits limits;  // the H200's, with the size facts of the run's ceilings (as `model` does)
+  limits.sm_count = run.ceilings.sm_count;
+  limits.l2_bytes = static_cast<std::size_t>(run.ceilings.l2_bytes);
+  int n = 0;
+  for (Record& r : run.records) {
+    const KernelInfo* k = find_kernel(r.kernel);
+    if (!k || (r.extra.is_object() && r.extra.contains("merged_from"))) continue;
+    const Problem p = r.problem();
+    const TrafficModel now = traffic_model(*k, p, limits);
+    if (now == r.model.traffic) continue;
+    const std::string was(to_string(r.model.traffic));
+    r.model = predict(now, p, run.ceilings, rows_in_flight(*k, p, limits));
+    r.model.note = fmt::format("re-modelled by `report` (the run stored the {} model): {}", was,
+                               r.model.note);
+    if (r.time && r.time->median_s > 0) r.model_GBps = gb(r.model.dram_bytes) / r.time->median_s;
+    ++n;
+  }
+  return n;
+}
+
 int run_sweep(const SweepOptions& opt) {
   const SweepConfig& cfg = opt.config;
   g_interrupted = 0;
