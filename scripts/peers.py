@@ -402,7 +402,7 @@ def count_peer_bytes(records, seed, quiet):
             try:
                 proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
                 ranges = ncu_ranges(log.read_text()) if log.exists() else []
-                if proc.returncode != 0 or len(ranges) != 2 * COUNT_REPEAT:
+                if proc.returncode != 0 or len(ranges) < 2 * COUNT_REPEAT:
                     last = (proc.stdout + proc.stderr).strip().splitlines()
                     raise RuntimeError(f"ncu exit {proc.returncode}, {len(ranges)} ranges"
                                        + (f": {last[-1]}" if last else ""))
