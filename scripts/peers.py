@@ -4,7 +4,7 @@ written in Triton, on the shapes of a softmax-bench config, the same way softmax
 own kernels (docs/timing.md), and writes them as records of the results schema.
 
     scripts/peers.py [CONFIG] [--out peers.json] [--kernels torch.softmax,triton.fused]
-                     [--bench SOFTMAX_BENCH] [--quiet]
+                     [--bench SOFTMAX_BENCH] [--quiet] [--counters]
     softmax-bench run CONFIG --peers peers.json      # or: softmax-bench report RESULTS.json --peers peers.json
 
 CONFIG is a softmax-bench sweep config (YAML or JSON; default configs/default.yaml). Its shapes,
@@ -30,6 +30,12 @@ The output is a results document (schema softmax-roofline/results) holding only 
 ceilings are torch's own copy_ bandwidth measured here (softmax-bench recomputes pct_of_copy
 against the run's copy ceiling when it merges the file). Records carry no model of their own: the
 merge gives them the fused (one read, one write) model, the floor for any softmax.
+
+--counters: after the timing, each ok record's DRAM bytes are counted by Nsight Compute over a child
+process (count_peer_bytes below says how) and written as the record's `counters`
+(dram__bytes_read.sum, dram__bytes_write.sum, dram_bytes), so the roofline plot and the traffic
+columns place the peers by measured bytes. Optional and fail-soft: without ncu each record keeps
+its times and gets a counters_reason.
 """
 import argparse
 import datetime
@@ -345,7 +351,137 @@ def null_model(note):
     return m
 
 
+# ---- counted bytes (--counters): Nsight Compute over a child process per record ------------------
+#
+# The harness counts its kernels with CUPTI in-process; the peers run in this Python process, so
+# ncu counts them instead, the same way scripts/ncu-compare counts the harness's launches:
+# `ncu --clock-control none --replay-mode app-range --target-processes all` over a child
+# (`peers.py --count-one ...`) that runs, after a warm-up, two cudaProfilerStart/Stop ranges twice:
+# range 1 the launch then an L2 eviction (a read of 4x the L2, so the launch's dirty lines are
+# written back inside the range), range 2 the eviction alone. Reads = range 1 - range 2; writes =
+# range 1 whole (the eviction writes nothing of its own); the second repetition is used (the first
+# profiled range of a process reads high). Optional and fail-soft: without ncu, or when a count
+# fails, the record keeps its times and says why in counters_reason.
+COUNTER_METRICS = ["dram__bytes_read.sum", "dram__bytes_write.sum"]
+COUNT_REPEAT = 2
+EVICT_MULTIPLE = 4
+
+
+def count_one_child(spec):
+    """The child ncu profiles: KERNEL,DTYPE,M,N,LD,SEED."""
+    kernel, dtype_name, M, N, ld, seed = spec.split(",")
+    M, N, ld, seed = int(M), int(N), int(ld), int(seed)
+    import torch
+    import triton
+    import triton.language as tl
+    tdtype = getattr(torch, DTYPES[dtype_name][0])
+    x = make_input(torch, M, N, ld, seed, tdtype)
+    l2 = int(torch.cuda.get_device_properties(0).L2_cache_size)
+    evict_buf = torch.ones(EVICT_MULTIPLE * l2 // 4, device="cuda", dtype=torch.int32)
+    if kernel == "torch.softmax":
+        def launch():
+            torch.softmax(x, dim=-1)
+    else:
+        seed_kernel = make_triton_seed(triton, tl)
+        block = triton.next_power_of_2(N)
+        y = torch.empty((M, ld), device="cuda", dtype=tdtype)[:, :N]
+
+        def launch():
+            seed_kernel[(M,)](y, x, x.stride(0), y.stride(0), N, BLOCK_SIZE=block,
+                              num_warps=num_warps_for(block))
+
+    def evict():
+        evict_buf.sum()  # integer reads only; its one-element output is noise
+
+    launch()  # warm-up (and Triton's compile), unprofiled
+    evict()
+    torch.cuda.synchronize()
+    for _ in range(COUNT_REPEAT):
+        evict()
+        torch.cuda.synchronize()
+        torch.cuda.profiler.start()
+        launch()
+        evict()
+        torch.cuda.synchronize()
+        torch.cuda.profiler.stop()
+        torch.cuda.profiler.start()
+        evict()
+        torch.cuda.synchronize()
+        torch.cuda.profiler.stop()
+
+
+def ncu_ranges(csv_text):
+    """ncu --csv --page raw: one dict per range, in order, for COUNTER_METRICS."""
+    import csv
+    lines = csv_text.splitlines()
+    start = next((i for i, l in enumerate(lines) if l.startswith('"ID"')), None)
+    if start is None:
+        raise ValueError("no CSV result table in ncu's output")
+    rows = []
+    for row in csv.DictReader(lines[start:]):
+        vals = {}
+        for m in COUNTER_METRICS:
+            try:
+                vals[m] = float((row.get(m) or "").replace(",", "").strip())
+            except ValueError:
+                vals[m] = None
+        if all(v is None for v in vals.values()):
+            continue  # the units row
+        rows.append(vals)
+    return rows
+
+
+def count_peer_bytes(records, seed, quiet):
+    """Adds counters (measured DRAM bytes) to every ok record, or counters_reason."""
+    import shutil
+    import subprocess
+    import tempfile
+    ncu = shutil.which("ncu")
+    for rec in records:
+        if rec.get("status") != "ok":
+            continue
+        if not ncu:
+            rec["counters_reason"] = "ncu (Nsight Compute) is not on PATH: peers.py --counters counts with it"
+            continue
+        spec = f"{rec['kernel']},{rec['dtype']},{rec['M']},{rec['N']},{rec['ld_x']},{seed}"
+        with tempfile.TemporaryDirectory() as tmp:
+            log = Path(tmp) / "ncu.csv"
+            cmd = [ncu, "--clock-control", "none", "--replay-mode", "app-range", "--target-processes",
+                   "all", "--metrics", ",".join(COUNTER_METRICS), "--csv", "--page", "raw",
+                   "--print-units", "base", "--log-file", str(log),
+                   sys.executable, str(Path(__file__).resolve()), "--count-one", spec]
+            if not quiet:
+                print(f"\r\x1b[Kcounting {rec['kernel']} {rec['M']}x{rec['N']} under ncu", end="",
+                      file=sys.stderr, flush=True)
+            try:
+                proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+                ranges = ncu_ranges(log.read_text()) if log.exists() else []
+                if proc.returncode != 0 or len(ranges) < 2 * COUNT_REPEAT:
+                    last = (proc.stdout + proc.stderr).strip().splitlines()
+                    raise RuntimeError(f"ncu exit {proc.returncode}, {len(ranges)} ranges"
+                                       + (f": {last[-1]}" if last else ""))
+            except (OSError, ValueError, RuntimeError, subprocess.TimeoutExpired) as e:
+                rec["counters_reason"] = f"ncu count failed: {e}"
+                continue
+        work, evict = ranges[-2], ranges[-1]
+        if any(v is None for v in list(work.values()) + list(evict.values())):
+            rec["counters_reason"] = "ncu count failed: a metric has no value"
+            continue
+        read = work["dram__bytes_read.sum"] - evict["dram__bytes_read.sum"]
+        write = work["dram__bytes_write.sum"]
+        rec["counters"] = {"dram__bytes_read.sum": read, "dram__bytes_write.sum": write,
+                           "dram_bytes": read + write}
+        rec.setdefault("extra", {})["counters"] = {
+            "tool": "ncu", "replay": "app-range", "eviction_values": evict,
+            "how": "range (launch + L2 eviction) - range (eviction) for reads; writes of the first "
+                   "range whole; the second of two repetitions"}
+    if not quiet:
+        print("\r\x1b[K", end="", file=sys.stderr)
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--count-one":
+        return count_one_child(sys.argv[2])
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     repo = Path(__file__).resolve().parent.parent
     ap.add_argument("config", nargs="?", default=str(repo / "configs" / "default.yaml"))
@@ -355,6 +491,9 @@ def main():
                     help="softmax-bench, whose verify-settings give the tolerances (default: $SMR_BENCH, "
                          "else the release build's)")
     ap.add_argument("--quiet", action="store_true")
+    ap.add_argument("--counters", action="store_true",
+                    help="also count each ok record's DRAM bytes with Nsight Compute (ncu on PATH); "
+                         "without ncu the records keep their times and say why")
     args = ap.parse_args()
     kernels = [k for k in args.kernels.split(",") if k]
     for k in kernels:
@@ -457,6 +596,10 @@ def main():
         torch.cuda.empty_cache()
     if not args.quiet:
         print("\r\x1b[K", end="", file=sys.stderr)
+    if args.counters:
+        del timer
+        torch.cuda.empty_cache()  # the children need the device memory
+        count_peer_bytes(records, int(cfg["seed"]), args.quiet)
 
     doc = {
         "schema": SCHEMA, "schema_version": SCHEMA_VERSION,

@@ -27,13 +27,30 @@ def load(path):
     return doc
 
 
+def marks(rec):
+    """' *' when the record's noise criterion did not converge, ' ↓' when its SM clock fell.
+
+    A record without the fields (runs made before the criterion, peers) is "not recorded" and gets
+    no mark: missing is not unconverged."""
+    if rec is None:
+        return ""
+    t = rec.get("time") or {}
+    out = ""
+    if (t.get("noise") or {}).get("converged") is False:
+        out += " \\*"
+    if (t.get("clocks") or {}).get("fell") is True:
+        out += " ↓"
+    return out
+
+
 def fmt_gbps(rec):
     if rec is None:
         return "-"
     if rec.get("status") != "ok" or rec.get("effective_GBps") is None:
         return rec.get("status", "-")
     pct = rec.get("pct_of_copy")
-    return f"{rec['effective_GBps']:.0f} ({pct:.0f}%)" if pct is not None else f"{rec['effective_GBps']:.0f}"
+    text = f"{rec['effective_GBps']:.0f} ({pct:.0f}%)" if pct is not None else f"{rec['effective_GBps']:.0f}"
+    return text + marks(rec)
 
 
 def median_s(rec):
@@ -66,6 +83,9 @@ def tables(doc, source):
         for m, n in shapes:
             out.append(f"| {n} | {m} | " + " | ".join(fmt_gbps(recs.get((k, m, n))) for k in kernels) + " |")
         out.append("")
+        if any(marks(r) for r in recs.values()):
+            out.append("(\\* the record's median did not meet its noise target before its time cap; "
+                       "↓ its SM clock fell or was throttled during its samples: docs/timing.md.)\n")
         peers = [p for p in PEERS if p in kernels]
         if "softmax" in kernels and peers:
             out.append(f"### {dtype}: speed-up of `softmax` over each peer (time ratio, median)\n")
@@ -82,7 +102,8 @@ def tables(doc, source):
                     rec = recs.get((p, m, n))
                     theirs = median_s(rec)
                     if ours and theirs:
-                        cells.append(f"{theirs / ours:.2f}x")
+                        cells.append(f"{theirs / ours:.2f}x"
+                                     + ("*" if marks(rec) or marks(recs.get(("softmax", m, n))) else ""))
                         logs[p].append(math.log(theirs / ours))
                         pct = rec.get("pct_of_copy")  # (rec is ok: it has a median)
                         if pct:

@@ -363,6 +363,7 @@ int cmd_report(const std::string& results, const std::string& peers_file) {
   const std::vector<Record> peers = peers_or_bad_input(peers_file);
   const json before = to_json(run);
   const int merged = merge_peers(run, peers);
+  remodel_records(run);  // each kernel held to the registry's model of it (cuDNN's measured passes)
   run.claims = evaluate_claims(run);
   if (to_json(run) != before) write_results(file, run);  // peers merged or claims re-evaluated
   const fs::path dir = file.parent_path().empty() ? fs::path(".") : file.parent_path();

@@ -486,13 +486,15 @@ const std::vector<std::string> kTopKeys{"name",    "description", "kernels", "dt
                                         "counters", "verify",     "seed",    "output_dir"};
 const std::vector<std::string> kSweepKeys{"N", "M", "elements"};
 const std::vector<std::string> kRangeKeys{"from", "to"};
-const std::vector<std::string> kTimingKeys{"warmup", "min_repetitions", "min_time_s", "flush_l2"};
+const std::vector<std::string> kTimingKeys{"warmup",   "min_repetitions", "min_time_s",
+                                            "flush_l2", "noise_target",    "max_seconds_per_record"};
 const std::vector<std::string> kCounterKeys{"enabled", "metrics"};
 const std::vector<std::string> kVerifyKeys{"tolerance"};
 const std::vector<std::string> kDtypeNames{"fp32", "bf16", "fp16"};
 
 constexpr int kMaxCount = 1'000'000;     // warm-up launches, repetitions
 constexpr double kMaxTimeS = 3600.0;     // min_time_s: an hour per case is surely a unit mistake
+constexpr double kMaxNoiseTarget = 0.5;  // noise_target: a 50% spread is no criterion at all
 constexpr int kIntermediateBytes = 4;    // the unfused pipeline keeps exp(x - max) in fp32
 
 class Walker {
@@ -820,6 +822,19 @@ void Walker::read_timing(const Value& v, TimingPolicy& t) const {
       fail(*x, fmt::format("expected seconds from 0 to {}, found {}", kMaxTimeS, t.min_time_s));
   }
   if (const Value* x = field(f, "flush_l2")) t.flush_l2 = read_bool(*x);
+  if (const Value* x = field(f, "noise_target")) {
+    t.noise_target = read_number(*x);
+    if (!(t.noise_target > 0 && t.noise_target <= kMaxNoiseTarget))
+      fail(*x, fmt::format("expected a relative spread above 0 and at most {} (0.005 = 0.5%), "
+                           "found {}",
+                           kMaxNoiseTarget, t.noise_target));
+  }
+  if (const Value* x = field(f, "max_seconds_per_record")) {
+    t.max_seconds_per_record = read_number(*x);
+    if (!(t.max_seconds_per_record >= 0 && t.max_seconds_per_record <= kMaxTimeS))
+      fail(*x, fmt::format("expected seconds from 0 to {}, found {}", kMaxTimeS,
+                           t.max_seconds_per_record));
+  }
 }
 
 void Walker::read_counters(const Value& v, CounterPolicy& c) const {
@@ -923,7 +938,9 @@ SweepConfig Walker::read(const Node* root_node) {
   j["timing"] = {{"warmup", c.timing.warmup},
                  {"min_repetitions", c.timing.min_repetitions},
                  {"min_time_s", c.timing.min_time_s},
-                 {"flush_l2", c.timing.flush_l2}};
+                 {"flush_l2", c.timing.flush_l2},
+                 {"noise_target", c.timing.noise_target},
+                 {"max_seconds_per_record", c.timing.max_seconds_per_record}};
   j["counters"] = {{"enabled", c.counters.enabled}, {"metrics", c.counters.metrics}};
   j["verify"] = {{"tolerance", c.tolerance}};
   j["seed"] = c.seed;

@@ -29,6 +29,11 @@ struct TimingPolicy {
   int min_repetitions = 20;    // timed samples at least
   double min_time_s = 0.05;    // and at least this much timed time
   bool flush_l2 = true;        // evict L2 before every timed launch
+  // The noise criterion (harness/noise.hpp): after the samples above, keep sampling until the
+  // median's relative 95% interval half-width is <= noise_target, or until the record's samples
+  // took max_seconds_per_record of wall time (0: never past the samples above).
+  double noise_target = 0.005;
+  double max_seconds_per_record = 0.2;
 };
 
 struct CounterPolicy {

@@ -7,6 +7,8 @@
 //   smr-counter-probe softmax 1048576 128 --dtype bf16  # 16-bit storage (default fp32)
 //   smr-counter-probe softmax 65536 2048 --plan "block_row T=128 K=4 cap=2048"
 //       # one of the dispatch's candidate plans (its summary, as the tuning table prints it)
+//   smr-counter-probe softmax 64 1048576 --family block_hybrid
+//       # the first plan of one family (family_plans), whatever the dispatch would pick
 //   smr-counter-probe --attribute ranges.json    # attribute_counters() on values from elsewhere
 //
 // For the first GPU run and for scripts/ncu-compare; SMR_CUPTI_DEBUG=1 prints every CUPTI step.
@@ -123,6 +125,7 @@ int main(int argc, char** argv) {
   bool ncu_ranges = false;
   std::string dtype_name = "fp32";
   std::string plan_text;
+  std::string family_name;
   int repeat = 1;
   int evict_multiple = 4;
   app.add_option("kernel", kernel, "registry name (softmax-bench list), or `selftest`");
@@ -132,6 +135,10 @@ int main(int argc, char** argv) {
   app.add_option("--plan", plan_text,
                  "softmax only: run this candidate plan, named by its summary as the tuning table "
                  "prints it (default: the dispatch's plan)");
+  app.add_option("--family", family_name,
+                 "softmax only: run the first plan of this family (warp_rows, block_row, "
+                 "block_hybrid, cluster_tile, cluster_row, split_row); exit 2 when it cannot run "
+                 "the shape");
   app.add_option("--metrics", metrics_list,
                  "comma-separated CUPTI metrics (default: the harness's set)");
   app.add_flag("--ncu-ranges", ncu_ranges,
@@ -162,6 +169,11 @@ int main(int argc, char** argv) {
   if (selftest && *dtype != smr::DType::f32) {
     std::cerr << "smr-counter-probe: the selftest kernel is fp32 only (--dtype " << dtype_name
               << ")\n";
+    return kExitUsage;
+  }
+  if (!family_name.empty() && (kernel != "softmax" || !plan_text.empty())) {
+    std::cerr << "smr-counter-probe: --family picks a plan of the softmax entry, and not together "
+                 "with --plan\n";
     return kExitUsage;
   }
   if (!plan_text.empty() && kernel != "softmax") {
@@ -195,6 +207,25 @@ int main(int argc, char** argv) {
       }
     }
     std::optional<smr::SoftmaxPlan> plan;
+    if (!family_name.empty()) {
+      std::optional<smr::SoftmaxFamily> family;
+      for (smr::SoftmaxFamily f :
+           {smr::SoftmaxFamily::warp_rows, smr::SoftmaxFamily::block_row,
+            smr::SoftmaxFamily::block_hybrid, smr::SoftmaxFamily::cluster_tile,
+            smr::SoftmaxFamily::cluster_row, smr::SoftmaxFamily::split_row})
+        if (smr::to_string(f) == family_name) family = f;
+      if (!family) {
+        std::cerr << "smr-counter-probe: --family " << family_name << ": not a softmax family\n";
+        return kExitUsage;
+      }
+      const std::vector<smr::SoftmaxPlan> plans = smr::family_plans(*family, p, dev.limits());
+      if (plans.empty()) {
+        std::cerr << "smr-counter-probe: family " << family_name << " cannot run M=" << M
+                  << " N=" << N << " " << dtype_name << " on this device\n";
+        return kExitUsage;
+      }
+      plan = plans.front();
+    }
     if (!plan_text.empty()) {
       plan = smr::find_candidate(p, dev.limits(), plan_text);
       if (!plan) {

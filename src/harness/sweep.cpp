@@ -25,6 +25,7 @@
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
+#include "harness/clocks.hpp"
 #include "harness/counters.hpp"
 #include "harness/timing.hpp"
 #include "harness/verify.hpp"
@@ -114,18 +115,31 @@ DirectTiming time_direct(const LaunchFn& launch, const TimingPolicy& policy, L2F
   const double single = calibrate(launch, flusher, stream, policy.warmup);
   // One buffer set only: the ceiling launches are long (1 GiB) or touch no data (FMA).
   SampleTimer timer(launch, plan_batch(single, 0, false, 0), flusher, stream);
-  const int n = samples_needed(policy, single * timer.plan().launches);
   std::vector<double> t;
-  t.reserve(static_cast<std::size_t>(n));
-  for (int i = 0; i < n; ++i) t.push_back(timer.sample());
-  return {summarize(std::move(t), timer.plan().launches,
-                    flusher != nullptr && timer.plan().launches == 1),
-          timer.plan()};
+  const auto start = std::chrono::steady_clock::now();
+  const NoiseStats noise = sample_until_quiet(
+      t, stop_rule(policy, single * timer.plan().launches),
+      [&](int n) {
+        for (int i = 0; i < n; ++i) t.push_back(timer.sample());
+      },
+      [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); });
+  DirectTiming out{summarize(std::move(t), timer.plan().launches,
+                             flusher != nullptr && timer.plan().launches == 1),
+                   timer.plan()};
+  out.time.noise = noise;
+  return out;
 }
 
 json time_json(const TimeStats& t) {
-  return {{"median_s", t.median_s}, {"min_s", t.min_s},   {"max_s", t.max_s},
-          {"cv", t.cv},             {"samples", t.samples}, {"launches_per_sample", t.launches_per_sample}};
+  json j = {{"median_s", t.median_s}, {"min_s", t.min_s},   {"max_s", t.max_s},
+            {"cv", t.cv},             {"samples", t.samples}, {"launches_per_sample", t.launches_per_sample}};
+  if (t.noise) {
+    j["noise"] = {{"converged", t.noise->converged}, {"target", t.noise->target},
+                  {"seconds", t.noise->seconds}};
+    // +inf (too few samples for the interval) is not JSON: left out.
+    if (std::isfinite(t.noise->value)) j["noise"]["value"] = t.noise->value;
+  }
+  return j;
 }
 
 // ---- Google Benchmark: the runner and its JSON -------------------------------------------
@@ -257,6 +271,7 @@ struct Context {
   CudaStream stream;
   L2Flusher flusher;
   GbenchLog gbench;
+  ClockWatch clocks;         // NVML's view of the SM clock; unavailable says why
   double timing_wall_s = 0;  // summed over the records timed in this run
   double verify_wall_s = 0;  // input made on the device, launch and the device's check, likewise
 
@@ -339,44 +354,60 @@ void time_record(const KernelInfo& k, ShapeData& s, DeviceBuffer& workspace, Rec
   }
   SampleTimer timer(launch, wanted, flusher, stream);
   const BatchPlan& plan = timer.plan();
-  const int iterations = samples_needed(policy, single * plan.launches);
-
-  // Google Benchmark runs the samples: one iteration = one sample (flush, event, batch, event),
-  // its manual time = the sample's time per launch. Our statistics come from the same samples.
+  // Google Benchmark runs the samples, in rounds (harness/noise.hpp's sample_until_quiet asks
+  // for more until the median is sure enough or the record's time is up): one iteration = one
+  // sample (flush, event, batch, event), its manual time = the sample's time per launch. Our
+  // statistics come from the same samples. The SM clock is read between samples.
   std::vector<double> samples;
-  samples.reserve(static_cast<std::size_t>(iterations));
   std::exception_ptr failure;
   const std::string name = fmt::format("{}/{}/M:{}/N:{}", r.kernel, to_string(p.dtype), p.M, p.N);
   const double bytes_per_launch = p.min_bytes();
-  benchmark::RegisterBenchmark(name.c_str(), [&](benchmark::State& state) {
-    for (auto _ : state) {
-      try {
-        const double t = timer.sample();
-        samples.push_back(t);
-        state.SetIterationTime(t);
-      } catch (...) {
-        failure = std::current_exception();
-        state.SkipWithError("CUDA error while timing");
-        break;
+  ClockTally clocks;
+  int round = 0;
+  const auto take = [&](int iterations) {
+    // Later rounds get their own gbench.json entries: name/round:2, ...
+    const std::string entry = ++round == 1 ? name : fmt::format("{}/round:{}", name, round);
+    benchmark::RegisterBenchmark(entry.c_str(), [&](benchmark::State& state) {
+      for (auto _ : state) {
+        try {
+          const double t = timer.sample();
+          samples.push_back(t);
+          state.SetIterationTime(t);
+          if (samples.size() % kClockReadEvery == 0) ctx.clocks.read(clocks);
+        } catch (...) {
+          failure = std::current_exception();
+          state.SkipWithError("CUDA error while timing");
+          break;
+        }
       }
-    }
-    state.SetBytesProcessed(static_cast<std::int64_t>(bytes_per_launch) * state.iterations());
-    state.counters["launches_per_sample"] = plan.launches;
-  })
-      ->Iterations(iterations)
-      ->UseManualTime()
-      ->Unit(benchmark::kMicrosecond);
-  std::ostringstream out, err;
-  benchmark::JSONReporter reporter;
-  reporter.SetOutputStream(&out);
-  reporter.SetErrorStream(&err);
-  benchmark::RunSpecifiedBenchmarks(&reporter);
-  benchmark::ClearRegisteredBenchmarks();
-  if (failure) std::rethrow_exception(failure);
-  ctx.gbench.add(out.str());
+      state.SetBytesProcessed(static_cast<std::int64_t>(bytes_per_launch) * state.iterations());
+      state.counters["launches_per_sample"] = plan.launches;
+    })
+        ->Iterations(iterations)
+        ->UseManualTime()
+        ->Unit(benchmark::kMicrosecond);
+    std::ostringstream out, err;
+    benchmark::JSONReporter reporter;
+    reporter.SetOutputStream(&out);
+    reporter.SetErrorStream(&err);
+    benchmark::RunSpecifiedBenchmarks(&reporter);
+    benchmark::ClearRegisteredBenchmarks();
+    if (failure) std::rethrow_exception(failure);
+    ctx.gbench.add(out.str());
+  };
+  ctx.clocks.read(clocks);
+  const auto sampling_start = std::chrono::steady_clock::now();
+  const NoiseStats noise = sample_until_quiet(
+      samples, stop_rule(policy, single * plan.launches), take, [&] {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - sampling_start)
+            .count();
+      });
+  ctx.clocks.read(clocks);
 
   const bool every_launch_cold = policy.flush_l2 && plan.sets == plan.launches;
   r.time = summarize(std::move(samples), plan.launches, every_launch_cold);
+  r.time->noise = noise;
+  r.time->clocks = ctx.clocks.stats(clocks);
   const double median = r.time->median_s;
   r.effective_GBps = gb(p.min_bytes()) / median;
   r.pct_of_copy = *r.effective_GBps / ctx.run.ceilings.dram_GBps * 100.0;
@@ -688,6 +719,27 @@ int merge_peers(RunResults& run, const std::vector<Record>& peers) {
   return n;
 }
 
+int remodel_records(RunResults& run) {
+  DeviceLimits limits;  // the H200's, with the size facts of the run's ceilings (as `model` does)
+  limits.sm_count = run.ceilings.sm_count;
+  limits.l2_bytes = static_cast<std::size_t>(run.ceilings.l2_bytes);
+  int n = 0;
+  for (Record& r : run.records) {
+    const KernelInfo* k = find_kernel(r.kernel);
+    if (!k || (r.extra.is_object() && r.extra.contains("merged_from"))) continue;
+    const Problem p = r.problem();
+    const TrafficModel now = traffic_model(*k, p, limits);
+    if (now == r.model.traffic) continue;
+    const std::string was(to_string(r.model.traffic));
+    r.model = predict(now, p, run.ceilings, rows_in_flight(*k, p, limits));
+    r.model.note = fmt::format("re-modelled by `report` (the run stored the {} model): {}", was,
+                               r.model.note);
+    if (r.time && r.time->median_s > 0) r.model_GBps = gb(r.model.dram_bytes) / r.time->median_s;
+    ++n;
+  }
+  return n;
+}
+
 int run_sweep(const SweepOptions& opt) {
   const SweepConfig& cfg = opt.config;
   g_interrupted = 0;
@@ -818,8 +870,9 @@ int run_sweep(const SweepOptions& opt) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - counters_start).count();
   }
 
-  // 4. Peers, claims, report.
+  // 4. Peers, clock summary, claims, report.
   const int merged = merge_peers(run, opt.peers);
+  mark_clock_drops(run);
   try {
     run.claims = evaluate_claims(run);
   } catch (const std::exception& e) {

@@ -46,6 +46,11 @@ std::vector<Record> load_peers(const std::filesystem::path& file);
 // the fused one for the run's ceilings, and model_GBps follows. Returns how many were merged.
 int merge_peers(RunResults& run, const std::vector<Record>& peers);
 
+// For a saved run (`softmax-bench report`): every record of a registry kernel whose stored traffic
+// model is not the one the registry now gives it (cuDNN's measured passes, say) gets the registry's
+// model, predicted with the run's ceilings, and its model_GBps again. Returns how many changed.
+int remodel_records(RunResults& run);
+
 // parent/<name>-<UTC timestamp>, with -2, -3 ... appended if that exists already. Not created.
 std::filesystem::path fresh_run_dir(const std::filesystem::path& parent, const std::string& name);
 

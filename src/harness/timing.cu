@@ -3,6 +3,7 @@
 #include "harness/timing.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <numeric>
 #include <utility>
@@ -138,6 +139,15 @@ int samples_needed(const TimingPolicy& policy, double sample_s) {
   return static_cast<int>(std::clamp(n, 1.0, static_cast<double>(kMaxSamples)));
 }
 
+StopRule stop_rule(const TimingPolicy& policy, double sample_s) {
+  StopRule rule;
+  rule.first_samples = samples_needed(policy, sample_s);
+  rule.target = policy.noise_target;
+  rule.max_seconds = policy.max_seconds_per_record;
+  rule.max_samples = kMaxSamples;
+  return rule;
+}
+
 TimeStats summarize(std::vector<double> v, int launches_per_sample, bool l2_flushed) {
   TimeStats t;
   t.samples = static_cast<int>(v.size());
@@ -253,10 +263,15 @@ L2Measurement measure_l2_read(const DeviceInfo& device, const TimingPolicy& poli
   const double single = calibrate(launch, nullptr, stream, std::max(policy.warmup, 1));
   SampleTimer timer(launch, BatchPlan{1, 1, false, single}, nullptr, stream);
   std::vector<double> t;
-  const int n = samples_needed(policy, single);
-  t.reserve(static_cast<std::size_t>(n));
-  for (int i = 0; i < n; ++i) t.push_back(timer.sample());
+  const auto start = std::chrono::steady_clock::now();
+  const NoiseStats noise = sample_until_quiet(
+      t, stop_rule(policy, single),
+      [&](int n) {
+        for (int i = 0; i < n; ++i) t.push_back(timer.sample());
+      },
+      [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); });
   m.time = summarize(std::move(t), 1, false);
+  m.time.noise = noise;
   m.GBps = static_cast<double>(m.buffer_bytes) * kPasses / m.time.median_s / 1e9;
   return m;
 }

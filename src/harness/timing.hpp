@@ -19,6 +19,7 @@
 
 #include "harness/config.hpp"
 #include "harness/device.hpp"
+#include "harness/noise.hpp"
 #include "roofline/results.hpp"
 
 namespace smr {
@@ -65,6 +66,14 @@ BatchPlan plan_batch(double single_launch_s, std::size_t set_bytes, bool flush_l
 // Samples a record takes: at least policy.min_repetitions, and at least policy.min_time_s of timed
 // time in all; never more than kMaxSamples.
 int samples_needed(const TimingPolicy& policy, double sample_s);
+
+// The stop rule of a record whose samples take `sample_s` each: samples_needed first, then the
+// policy's noise target and time cap (harness/noise.hpp), never more than kMaxSamples.
+StopRule stop_rule(const TimingPolicy& policy, double sample_s);
+
+// Read the SM clock (harness/clocks.hpp) after every this many samples, besides before the first
+// and after the last: an NVML query costs microseconds of host time between samples, none inside.
+inline constexpr int kClockReadEvery = 16;
 
 // Statistics over per-launch times (seconds): median, min, max, mean, sample stddev, cv.
 TimeStats summarize(std::vector<double> per_launch_s, int launches_per_sample, bool l2_flushed);

@@ -11,8 +11,12 @@
 // ends. The descriptors are kept with it and set again only when the problem changes, so a timed
 // launch does no host work but cudnnSetStream and the call itself.
 //
-// Traffic: cuDNN does not say what it does; the model assumes the fused 2 x 4MN, and the counters
-// (issue 5) measure it. Special values (NaN, +inf, all -inf rows) are cuDNN's own business: the
+// Traffic: cuDNN does not say what it does, so its model is what its counters measured
+// (results/h200/default/results.json, the cudnn records, fp32 far above L2): one read of x and one
+// write of y -- the fused 2 passes -- up to N = 32768, and from N = 65536 on three reads and two
+// writes of an x-sized buffer, the unfused pipeline's 5 passes (max, exp to a temporary, scale).
+// traffic_for() applies the fused model up to kCudnnOnePassMaxN and the unfused one above it (with
+// that model's L2 rule for the temporary). Special values (NaN, +inf, all -inf rows) are cuDNN's own business: the
 // tests check its finite rows and that those rows are unaffected by the others.
 //
 // Built only when CMake found cuDNN (SMR_HAVE_CUDNN); otherwise the entry stays listed and says
@@ -159,12 +163,19 @@ std::optional<std::string> unsupported(const Problem&, const DeviceLimits&) {
 
 namespace entries {
 
+// The longest row cuDNN's softmax was measured to take in one read (see the header; the counters
+// show two reads and a temporary from N = 65536, the next N that run measured).
+constexpr std::int64_t kCudnnOnePassMaxN = 32768;
+
 KernelInfo cudnn() {
   KernelInfo k;
   k.name = "cudnn";
   k.description = "cuDNN cudnnSoftmaxForward (ACCURATE, INSTANCE mode on an (M, N, 1, 1) tensor)";
   k.role = Role::library;
-  k.traffic = TrafficModel::fused;
+  k.traffic = TrafficModel::fused;  // up to kCudnnOnePassMaxN; traffic_for() says which
+  k.traffic_for = [](const Problem& p, const DeviceLimits&) {
+    return p.N <= kCudnnOnePassMaxN ? TrafficModel::fused : TrafficModel::unfused;
+  };
   k.dtypes = {DType::f32};
   k.unsupported = unsupported;
 #ifdef SMR_HAVE_CUDNN

@@ -22,6 +22,8 @@ constexpr const char* kHolds = "holds";
 constexpr const char* kFails = "does not hold";
 constexpr const char* kPartly = "partly";
 constexpr const char* kNotMeasured = "not measured";
+constexpr const char* kNotDecidable = "not decidable here";
+constexpr const char* kNoModel = "peer: no model of its own";
 
 // ---- reading a record's counters (metric names: src/harness/counters.hpp) ----
 
@@ -461,11 +463,79 @@ json online_second_read(const RunResults& run, const ClaimKernels& k) {
   return c;
 }
 
+// ---- 5. every kernel against its own model ----
+
+json model_traffic(const RunResults& run) {
+  json c = claim(
+      "model_traffic", "Every kernel moves the DRAM bytes its own model states",
+      "Each kernel's traffic model (the registry's: passes over x and y, the L2 rule; cuDNN's from "
+      "its measured passes) predicts the DRAM bytes it moves, whatever the dtype and shape: the "
+      "production families and the peers included.",
+      fmt::format("measured DRAM bytes (read + written) within {:g}% of the record's model where "
+                  "x >= {:g} x L2; nearer L2 \"{}\": what stays in L2 across the flush and the "
+                  "write-back of dirty lines after the launch decide the count there, beyond the "
+                  "model's LRU rule and the counters' per-launch attribution",
+                  100 * kModelTrafficTolerance, kFarAboveL2, kNotDecidable),
+      {"kernel", "dtype", "M", "N", "x_over_L2", "model", "model_dram_bytes", "dram_bytes",
+       "deviation_pct", "verdict"});
+  std::vector<const Record*> involved;
+  std::vector<double> far_dev;
+  int undecided = 0, peers = 0;
+  for (const auto& r : run.records) {
+    if (!is_ok(r) || r.model.traffic == TrafficModel::compute || !(r.model.dram_bytes > 0)) continue;
+    involved.push_back(&r);
+    json row = {{"kernel", r.kernel}};
+    row.update(shape_row(r));
+    const double over = x_over_l2(r, run.ceilings);
+    put(row, "x_over_L2", over);
+    row["model"] = std::string(to_string(r.model.traffic));
+    row["model_dram_bytes"] = r.model.dram_bytes;
+    const auto bytes = dram_total(r);
+    if (!bytes) {
+      row["verdict"] = kNotMeasured;
+      c["rows"].push_back(std::move(row));
+      continue;
+    }
+    const double dev = *bytes / r.model.dram_bytes - 1.0;
+    row["dram_bytes"] = *bytes;
+    row["deviation_pct"] = 100.0 * dev;
+    const bool peer = r.extra.is_object() && r.extra.contains("merged_from");
+    if (peer) {
+      // A peer has no model of its own: the fused floor is shown beside its measured bytes.
+      row["verdict"] = kNoModel;
+      ++peers;
+    } else if (!(over >= kFarAboveL2)) {
+      row["verdict"] = kNotDecidable;
+      ++undecided;
+    } else {
+      row["verdict"] = std::abs(dev) <= kModelTrafficTolerance ? kHolds : kFails;
+      far_dev.push_back(100.0 * dev);
+    }
+    c["rows"].push_back(std::move(row));
+  }
+  c["verdict"] = overall(c["rows"]);
+  if (c["rows"].empty()) {
+    c["summary"] = "no successful record with a traffic model in this run";
+    return c;
+  }
+  if (far_dev.empty() && undecided == 0 && peers == 0) {
+    c["summary"] = fmt::format("DRAM bytes not measured: {}", not_measured_reason(involved));
+    return c;
+  }
+  c["summary"] = fmt::format(
+      "{} of {} record(s) far above L2 within {:g}% of their model (deviation {}%); {} nearer L2 "
+      "not decidable here; {} peer(s) measured against the fused floor",
+      count(c["rows"], kHolds), far_dev.size(), 100 * kModelTrafficTolerance,
+      range(far_dev, "{:+.2f}"), undecided, peers);
+  return c;
+}
+
 }  // namespace
 
 json evaluate_claims(const RunResults& run, const ClaimKernels& names) {
   return json::array({fused_intensity(run, names), traffic_ratio(run, names),
-                      memory_bound(run, names), online_second_read(run, names)});
+                      memory_bound(run, names), online_second_read(run, names),
+                      model_traffic(run)});
 }
 
 }  // namespace smr

@@ -1,7 +1,8 @@
-// The two claims the lab tests (and two more), evaluated from a run's records. Pure host code.
+// The two claims the lab tests (and three more), evaluated from a run's records. Pure host code.
 //
-// results.json `claims` is an array of four objects, always in this order:
-//   { "id": "fused_intensity" | "traffic_ratio" | "memory_bound" | "online_second_read",
+// results.json `claims` is an array of five objects, always in this order:
+//   { "id": "fused_intensity" | "traffic_ratio" | "memory_bound" | "online_second_read" |
+//           "model_traffic",
 //     "title": "...", "statement": "what is claimed, in one sentence",
 //     "criterion": "the test each row passes or fails, with its tolerance",
 //     "verdict": "holds" | "does not hold" | "partly" | "not measured",
@@ -33,6 +34,13 @@
 //                       FLOP/s (what the FP32 units ran, several times the algorithm's) beside it.
 //   online_second_read  the online kernel: measured DRAM reads of x (1 = second read from L2,
 //                       2 = from DRAM) against the model's, within 0.2 of a read.
+//   model_traffic       every record with a traffic model and counted bytes, any kernel, dtype and
+//                       shape (the production families, cuDNN held to its measured passes, the
+//                       peers): measured DRAM bytes against its model's within 5% where x is at
+//                       least 4x the L2; nearer L2 the row says "not decidable here" (L2 residency
+//                       and write-back timing decide the count there); a peer's row says "peer: no
+//                       model of its own" (its bytes are shown against the fused floor). Such rows
+//                       do not count toward the overall verdict.
 #pragma once
 
 #include <string>
@@ -55,6 +63,7 @@ inline constexpr double kFarAboveL2 = 4.0;                // traffic_ratio: x by
 inline constexpr double kNominalTrafficRatio = 2.5;       // 5 passes against 2
 inline constexpr double kTrafficTolerance = 0.05;         // against 2.5, far above L2: relative
 inline constexpr double kTrafficModelTolerance = 0.10;    // against the model elsewhere: relative
+inline constexpr double kModelTrafficTolerance = 0.05;    // model_traffic, far above L2: relative
 inline constexpr double kMemoryBoundMaxFlopFraction = 0.05;    // of the FP32 ceiling
 inline constexpr double kMemoryBoundMinDramFraction = 0.80;    // of the DRAM ceiling
 inline constexpr double kSecondReadTolerance = 0.2;       // reads of x, absolute

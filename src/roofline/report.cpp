@@ -214,6 +214,75 @@ void write_plots(std::ostringstream& md, const std::vector<std::pair<std::string
   }
 }
 
+// What the run guarantees about its times: the noise criterion and the clocks, counted over the
+// timed records (docs/timing.md, "What a run guarantees").
+void write_guarantees(std::ostringstream& md, const RunResults& run) {
+  int timed = 0, recorded = 0, converged = 0, watched = 0, fell = 0;
+  double target = 0, max_seconds = 0;
+  for (const auto& r : run.records) {
+    if (r.status != "ok" || !r.time) continue;
+    ++timed;
+    if (r.time->noise) {
+      ++recorded;
+      converged += r.time->noise->converged ? 1 : 0;
+      target = r.time->noise->target;
+      max_seconds = r.time->noise->max_seconds;
+    }
+    if (r.time->clocks && r.time->clocks->available) {
+      ++watched;
+      fell += r.time->clocks->fell.value_or(false) ? 1 : 0;
+    }
+  }
+  if (timed == 0) return;
+  md << "## What the times guarantee\n\n";
+  if (recorded == 0) {
+    md << "Noise: not recorded (the run predates the noise criterion; each record's cv is its only "
+          "spread).\n\n";
+  } else {
+    md << fmt::format(
+        "Noise: {} of {} timed records converged ({:.0f}%): their median's ~95% distribution-free "
+        "interval has a half-width within {:.2g}% of the median. The others stopped at the cap of "
+        "{:.3g} s of samples and are marked \\* in the tables below; their median is less sure "
+        "than the target.{}\n\n",
+        converged, recorded, 100.0 * converged / recorded, target * 100, max_seconds,
+        recorded < timed ? fmt::format(" {} records (peers, older records) have no noise record.",
+                                       timed - recorded)
+                         : std::string());
+  }
+  const json clocks = run.device.is_object() && run.device.contains("clocks") ? run.device["clocks"]
+                                                                              : json();
+  if (watched > 0 && clocks.is_object()) {
+    md << fmt::format(
+        "Clocks: watched with NVML on {} records, never locked. Highest SM clock seen {:.0f} MHz; "
+        "{} records had their SM clock fall more than {:.0f}% below it or a power/thermal "
+        "throttle reason set (marked ↓ below).\n\n",
+        watched, clocks.value("sm_clock_mhz_max", 0.0), fell, kClockFellFraction * 100);
+  } else if (clocks.is_object() && clocks.contains("unavailable")) {
+    md << "Clocks: not watched: " << cell(clocks.value("unavailable", std::string())) << ".\n\n";
+  } else {
+    md << "Clocks: not recorded.\n\n";
+  }
+}
+
+// The noise cell: the statistic in %, \* when it did not converge; kMissing when not recorded.
+std::string noise_cell(const Record& r) {
+  if (!r.time || !r.time->noise) return kMissing;
+  const NoiseStats& n = *r.time->noise;
+  const std::string v = std::isfinite(n.value) ? fmt::format("±{:.2f}%", n.value * 100) : "±∞";
+  return n.converged ? v : v + " \\*";
+}
+
+// The clock cell: min–max MHz, ↓ when it fell or was throttled; kMissing when not recorded.
+std::string clock_cell(const Record& r) {
+  if (!r.time || !r.time->clocks) return kMissing;
+  const ClockStats& c = *r.time->clocks;
+  if (!c.available) return "n/a";
+  std::string s = c.sm_mhz_min == c.sm_mhz_max ? fmt::format("{:.0f}", c.sm_mhz_max)
+                                               : fmt::format("{:.0f}–{:.0f}", c.sm_mhz_min, c.sm_mhz_max);
+  if (c.fell.value_or(c.throttled)) s += " ↓";
+  return s;
+}
+
 struct KernelGroup {
   std::string kernel;
   DType dtype;
@@ -235,7 +304,9 @@ void write_kernel_tables(std::ostringstream& md, const RunResults& run) {
     return;
   }
   md << "Time: median of the timed samples (µs); spread: min to max, and the coefficient of "
-        "variation. GB/s: effective bandwidth, 2 x elements x dtype bytes / median time. DRAM: MB "
+        "variation. Noise: half-width of the median's ~95% interval, relative; \\* not converged. "
+        "SM clock: lowest–highest reading during the samples (MHz); ↓ it fell or was throttled. "
+        "GB/s: effective bandwidth, 2 x elements x dtype bytes / median time. DRAM: MB "
         "(1e6 bytes) read + written, measured by the counters and predicted by the model. "
      << kMissing << ": not measured.\n\n";
   for (auto& g : groups) {
@@ -243,9 +314,10 @@ void write_kernel_tables(std::ostringstream& md, const RunResults& run) {
       return a->N != b->N ? a->N < b->N : a->M < b->M;
     });
     md << "### " << cell(g.kernel) << " (" << to_string(g.dtype) << ")\n\n";
-    md << table_head({"N", "M", "median time (µs)", "spread (µs)", "CV", "GB/s", "% of copy",
-                      "DRAM MB measured", "DRAM MB model", "measured / model", "verify max rel err"},
-                     std::vector<bool>(11, true));
+    md << table_head({"N", "M", "median time (µs)", "spread (µs)", "CV", "noise", "SM clock",
+                      "GB/s", "% of copy", "DRAM MB measured", "DRAM MB model", "measured / model",
+                      "verify max rel err"},
+                     std::vector<bool>(13, true));
     for (const Record* r : g.records) {
       const auto t = median_time_s(*r);
       std::string spread = kMissing, cv = kMissing;
@@ -262,7 +334,7 @@ void write_kernel_tables(std::ostringstream& md, const RunResults& run) {
         verify = fmt::format("{:.2e}{}", r->verify->max_rel_err, r->verify->passed ? "" : " FAILED");
       md << table_row({std::to_string(r->N), std::to_string(r->M),
                        opt(t ? std::optional<double>(*t * 1e6) : std::nullopt, "{:.4g}"), spread, cv,
-                       opt(r->effective_GBps, "{:.1f}"), opt(r->pct_of_copy, "{:.1f}"),
+                       noise_cell(*r), clock_cell(*r), opt(r->effective_GBps, "{:.1f}"), opt(r->pct_of_copy, "{:.1f}"),
                        opt(measured ? std::optional<double>(*measured / kMB) : std::nullopt, "{:.1f}"),
                        opt(model ? std::optional<double>(*model / kMB) : std::nullopt, "{:.1f}"),
                        opt(ratio, "{:.3f}"),
@@ -365,6 +437,7 @@ std::string make_report_markdown(const RunResults& run) {
   for (const auto& why : counter_reasons) md << "> Counters: " << cell(why) << "\n\n";
 
   write_claims(md, run);
+  write_guarantees(md, run);
   write_device(md, run);
   write_plots(md, make_plot_specs(run));
   write_claim_details(md, run);

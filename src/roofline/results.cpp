@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -64,12 +65,29 @@ json to_json(const VerifyResult& v) {
           {"rows_checked", v.rows_checked}, {"detail", v.detail}};
 }
 
+json to_json(const NoiseStats& n) {
+  return {{"statistic", n.statistic}, {"value", number(n.value)},         {"target", number(n.target)},
+          {"converged", n.converged}, {"seconds", number(n.seconds)}, {"max_seconds", number(n.max_seconds)}};
+}
+
+json to_json(const ClockStats& c) {
+  if (!c.available) return {{"available", false}, {"unavailable", c.unavailable}};
+  json j = {{"available", true},          {"sm_clock_mhz_min", number(c.sm_mhz_min)},
+            {"sm_clock_mhz_max", number(c.sm_mhz_max)}, {"readings", c.readings},
+            {"reasons", c.reasons},      {"throttled", c.throttled}};
+  if (c.fell) j["fell"] = *c.fell;
+  return j;
+}
+
 json to_json(const TimeStats& t) {
-  return {{"median_s", number(t.median_s)}, {"min_s", number(t.min_s)},
-          {"max_s", number(t.max_s)},       {"mean_s", number(t.mean_s)},
-          {"stddev_s", number(t.stddev_s)}, {"cv", number(t.cv)},
-          {"samples", t.samples},           {"launches_per_sample", t.launches_per_sample},
-          {"l2_flushed", t.l2_flushed}};
+  json j = {{"median_s", number(t.median_s)}, {"min_s", number(t.min_s)},
+            {"max_s", number(t.max_s)},       {"mean_s", number(t.mean_s)},
+            {"stddev_s", number(t.stddev_s)}, {"cv", number(t.cv)},
+            {"samples", t.samples},           {"launches_per_sample", t.launches_per_sample},
+            {"l2_flushed", t.l2_flushed}};
+  if (t.noise) j["noise"] = to_json(*t.noise);
+  if (t.clocks) j["clocks"] = to_json(*t.clocks);
+  return j;
 }
 
 json to_json(const Record& r) {
@@ -270,6 +288,43 @@ TimeStats time_from_json(const Reader& rd, const json& j, const std::string& w) 
   t.samples = rd.small_integer(j, "samples", w);
   t.launches_per_sample = rd.small_integer(j, "launches_per_sample", w);
   t.l2_flushed = rd.boolean(j, "l2_flushed", w);
+  if (const json* v = rd.find(j, "noise")) {
+    const std::string nw = Reader::join(w, "noise");
+    rd.object(*v, nw);
+    NoiseStats n;
+    n.statistic = rd.string(*v, "statistic", nw);
+    n.value = rd.number(*v, "value", nw);
+    if (std::isnan(n.value)) n.value = std::numeric_limits<double>::infinity();  // null: no interval
+    n.target = rd.number(*v, "target", nw);
+    n.converged = rd.boolean(*v, "converged", nw);
+    n.seconds = rd.number(*v, "seconds", nw);
+    n.max_seconds = rd.number(*v, "max_seconds", nw);
+    t.noise = n;
+  }
+  if (const json* v = rd.find(j, "clocks")) {
+    const std::string cw = Reader::join(w, "clocks");
+    rd.object(*v, cw);
+    ClockStats c;
+    c.available = rd.boolean(*v, "available", cw);
+    if (!c.available) {
+      c.unavailable = rd.string(*v, "unavailable", cw);
+    } else {
+      c.sm_mhz_min = rd.number(*v, "sm_clock_mhz_min", cw);
+      c.sm_mhz_max = rd.number(*v, "sm_clock_mhz_max", cw);
+      c.readings = rd.small_integer(*v, "readings", cw);
+      const json& reasons = rd.required(*v, "reasons", cw);
+      if (!reasons.is_array())
+        rd.fail(Reader::join(cw, "reasons"), fmt::format("expected an array, got {}", reasons.type_name()));
+      for (const json& x : reasons) {
+        if (!x.is_string())
+          rd.fail(Reader::join(cw, "reasons"), fmt::format("expected strings, got {}", x.type_name()));
+        c.reasons.push_back(x.get<std::string>());
+      }
+      c.throttled = rd.boolean(*v, "throttled", cw);
+      if (rd.find(*v, "fell")) c.fell = rd.boolean(*v, "fell", cw);
+    }
+    t.clocks = c;
+  }
   return t;
 }
 
@@ -432,6 +487,47 @@ void write_file_atomic(const std::filesystem::path& file, const std::string& con
 
 void write_results(const std::filesystem::path& file, const RunResults& r) {
   write_file_atomic(file, to_json(r).dump(2) + "\n");
+}
+
+void mark_clock_drops(RunResults& run) {
+  double top = 0, bottom = std::numeric_limits<double>::infinity();
+  int watched = 0, fell = 0, throttled = 0;
+  std::string unavailable;
+  for (const Record& r : run.records) {
+    if (!r.time || !r.time->clocks) continue;
+    const ClockStats& c = *r.time->clocks;
+    if (!c.available) {
+      if (unavailable.empty()) unavailable = c.unavailable;
+      continue;
+    }
+    top = std::max(top, c.sm_mhz_max);
+    bottom = std::min(bottom, c.sm_mhz_min);
+  }
+  for (Record& r : run.records) {
+    if (!r.time || !r.time->clocks || !r.time->clocks->available) continue;
+    ClockStats& c = *r.time->clocks;
+    c.fell = c.throttled || c.sm_mhz_min < top * (1.0 - kClockFellFraction);
+    ++watched;
+    fell += *c.fell ? 1 : 0;
+    throttled += c.throttled ? 1 : 0;
+  }
+  if (!run.device.is_object()) run.device = json::object();
+  if (watched == 0) {
+    run.device["clocks"] = {{"available", false},
+                            {"unavailable", unavailable.empty() ? "no record has clock readings"
+                                                                : unavailable}};
+    return;
+  }
+  run.device["clocks"] = {{"available", true},
+                          {"sm_clock_mhz_max", top},
+                          {"sm_clock_mhz_min", bottom},
+                          {"fell_below_fraction", kClockFellFraction},
+                          {"records_watched", watched},
+                          {"records_fell", fell},
+                          {"records_throttled", throttled},
+                          {"how", "NVML SM clock and clock-event reasons, read before, every few "
+                                  "samples during, and after each record's samples; clocks never "
+                                  "locked"}};
 }
 
 std::string utc_now_iso8601() {

@@ -22,12 +22,43 @@ namespace smr {
 inline constexpr const char* kResultsSchema = "softmax-roofline/results";
 inline constexpr int kResultsSchemaVersion = 1;
 
+// The noise criterion of a record (harness/noise.hpp): whether the median's relative spread met
+// the target before the time cap. Absent in runs made before the criterion existed: "not recorded",
+// which is not "not converged".
+struct NoiseStats {
+  std::string statistic;    // "median_ci95_halfwidth_rel"
+  double value = 0;         // the statistic over all samples; +inf (null in JSON): too few samples
+  double target = 0;        // timing.noise_target
+  bool converged = false;   // value <= target
+  double seconds = 0;       // wall time spent taking the samples (flushes and holds included)
+  double max_seconds = 0;   // timing.max_seconds_per_record
+};
+
+// The SM clock as NVML saw it around and during a record's samples (harness/clocks.hpp). Never
+// zeros for "unknown": available = false and `unavailable` says why.
+struct ClockStats {
+  bool available = false;
+  std::string unavailable;           // why not, when !available
+  double sm_mhz_min = 0, sm_mhz_max = 0;
+  int readings = 0;
+  std::vector<std::string> reasons;  // NVML clock-event reasons seen at any reading
+  bool throttled = false;            // a power or thermal reason among them
+  // Set after the run (mark_clock_drops): sm_mhz_min below the run's highest reading by more
+  // than kClockFellFraction, or throttled. Absent until then.
+  std::optional<bool> fell;
+};
+
+// A record's SM clock "fell" when its lowest reading is this fraction below the run's highest.
+inline constexpr double kClockFellFraction = 0.05;
+
 struct TimeStats {         // seconds, over `samples` timed launches
   double median_s = 0, min_s = 0, max_s = 0, mean_s = 0, stddev_s = 0;
   double cv = 0;           // stddev / mean
   int samples = 0;
   int launches_per_sample = 1;  // >1 when short launches are batched between one event pair
   bool l2_flushed = true;
+  std::optional<NoiseStats> noise;   // absent: not recorded (older runs, peers)
+  std::optional<ClockStats> clocks;  // absent: not recorded
 };
 
 struct VerifyResult {
@@ -84,6 +115,11 @@ RunResults read_results(const std::filesystem::path& file);  // errors name the 
 void write_results(const std::filesystem::path& file, const RunResults& r);
 // Same atomic write for any text file (reports, specs).
 void write_file_atomic(const std::filesystem::path& file, const std::string& content);
+
+// Marks every record's clocks.fell against the highest SM clock any record of `run` saw, and
+// writes the run's clock summary to run.device["clocks"] (docs/results-schema.md). Records without
+// clock readings are left alone; a run with none gets {"available": false, ...}.
+void mark_clock_drops(RunResults& run);
 
 // The current time as ISO 8601 UTC, "2026-12-01T06:16:00Z": RunResults::created.
 std::string utc_now_iso8601();

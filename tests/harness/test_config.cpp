@@ -213,6 +213,8 @@ TEST_CASE("keys left out take their documented defaults", "[config]") {
   CHECK(c.timing.min_repetitions == t.min_repetitions);
   CHECK(c.timing.min_time_s == t.min_time_s);
   CHECK(c.timing.flush_l2 == t.flush_l2);
+  CHECK(c.timing.noise_target == 0.005);
+  CHECK(c.timing.max_seconds_per_record == 0.2);
   CHECK(c.counters.enabled);
   CHECK(c.counters.metrics.empty());
   CHECK(c.tolerance == smr::kDefaultTolerance);  // verify.hpp's, derived in verification.md
@@ -305,8 +307,8 @@ const Mistake kMistakes[] = {
     {"wrong_type_int.yaml", 4, 20, "timing.min_repetitions",
      "expected an integer, found the string 'many'"},
     {"wrong_type_mapping.yaml", 3, 9, "timing",
-     "expected a mapping with keys warmup, min_repetitions, min_time_s, flush_l2, found the "
-     "integer 5"},
+     "expected a mapping with keys warmup, min_repetitions, min_time_s, flush_l2, noise_target, "
+     "max_seconds_per_record, found the integer 5"},
     {"wrong_type_bool.yaml", 3, 21, "counters.enabled", "expected true or false, found the integer 1"},
     {"wrong_type_quoted_number.json", 4, 28, "timing.min_time_s",
      "expected a number, found the string '0.05'"},
@@ -342,6 +344,10 @@ const Mistake kMistakes[] = {
      "shape [8, 128] appears twice (first at line 2, column 10)"},
     {"tolerance_zero.yaml", 3, 21, "verify.tolerance",
      "expected a relative tolerance in (0, 1], found 0"},
+    {"noise_target_zero.yaml", 3, 24, "timing.noise_target",
+     "expected a relative spread above 0 and at most 0.5 (0.005 = 0.5%), found 0"},
+    {"max_seconds_negative.yaml", 4, 27, "timing.max_seconds_per_record",
+     "expected seconds from 0 to 3600, found -0.1"},
     // malformed YAML
     // (a syntax error is where the parser finds it: the unclosed '[' of line 2 is found at the
     // ':' of line 3, which cannot continue the flow list)

@@ -70,6 +70,23 @@ TEST_CASE("the lab kernels, the peers and the ceilings are registered as what th
   for (const std::string& n : default_kernel_names()) CHECK(find_kernel(n)->is_softmax());
 }
 
+TEST_CASE("cudnn is held to the passes its counters measured, not to the fused model",
+          "[registry]") {
+  // results/h200/default/results.json: 2 passes up to N = 32768, 5 (unfused) from N = 65536.
+  const KernelInfo* k = find_kernel("cudnn");
+  REQUIRE(k != nullptr);
+  REQUIRE(k->traffic_for != nullptr);
+  CHECK(traffic_model(*k, dense(4096, 32768), kH200) == TrafficModel::fused);
+  CHECK(traffic_model(*k, dense(1 << 20, 128), kH200) == TrafficModel::fused);
+  CHECK(traffic_model(*k, dense(2048, 65536), kH200) == TrafficModel::unfused);
+  CHECK(traffic_model(*k, dense(32, 1 << 22), kH200) == TrafficModel::unfused);
+  // Far above L2 the model then says 5 passes, as the counters do.
+  const ModelPoint m = predict(traffic_model(*k, dense(32, 1 << 22), kH200), dense(32, 1 << 22),
+                               datasheet_h200());
+  CHECK(m.passes > 4.9);
+  CHECK(m.passes < 5.1);
+}
+
 TEST_CASE("fused takes N up to its register cap and says why past it", "[registry]") {
   const KernelInfo* k = find_kernel("fused");
   REQUIRE(k != nullptr);

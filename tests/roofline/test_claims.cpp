@@ -79,12 +79,13 @@ constexpr std::int64_t kSmallM = 1024, kSmallN = 1024;
 
 }  // namespace
 
-TEST_CASE("claims: four, in order, each with the documented keys", "[claims]") {
+TEST_CASE("claims: five, in order, each with the documented keys", "[claims]") {
   const json claims = evaluate_claims(run_of({}));
   REQUIRE(claims.is_array());
-  REQUIRE(claims.size() == 4);
-  const char* ids[] = {"fused_intensity", "traffic_ratio", "memory_bound", "online_second_read"};
-  for (int i = 0; i < 4; ++i) {
+  REQUIRE(claims.size() == 5);
+  const char* ids[] = {"fused_intensity", "traffic_ratio", "memory_bound", "online_second_read",
+                       "model_traffic"};
+  for (int i = 0; i < 5; ++i) {
     CAPTURE(i);
     CHECK(claims[i]["id"] == ids[i]);
     for (const char* k : {"title", "statement", "criterion", "verdict", "summary", "columns", "rows"})
@@ -266,6 +267,43 @@ TEST_CASE("claim online_second_read", "[claims]") {
     CHECK(c["verdict"] == "not measured");
     CHECK_FALSE(c["rows"][0].contains("measured_reads"));
     CHECK(c["rows"][0]["model_second_read"] == "L2");
+    CHECK(c["summary"].get<std::string>().find(kNoCounters) != std::string::npos);
+  }
+}
+
+TEST_CASE("claim model_traffic: every kernel against its own model", "[claims]") {
+  SECTION("far above L2: within 5% holds, 20% over does not, any kernel or dtype") {
+    RunResults run = run_of({{"softmax", TrafficModel::two_read, 1, std::int64_t{1} << 26, 1.02},
+                             {"cudnn", TrafficModel::unfused, 32, std::int64_t{1} << 22, 1.2}});
+    const json c = find_claim(evaluate_claims(run), "model_traffic");
+    REQUIRE(c["rows"].size() == 2);
+    CHECK(c["rows"][0]["verdict"] == "holds");
+    CHECK(c["rows"][0]["model"] == "two_read");
+    CHECK_THAT(c["rows"][0]["deviation_pct"].get<double>(), WithinRel(2.0, 1e-9));
+    CHECK(c["rows"][1]["verdict"] == "does not hold");
+    CHECK(c["verdict"] == "partly");
+  }
+  SECTION("inside L2: not decidable here, and it does not count") {
+    const json c = find_claim(evaluate_claims(run_of({{"fused", TrafficModel::fused, kSmallM, kSmallN, 1.3},
+                                                      {"fused", TrafficModel::fused, kBigM, kBigN, 1.01}})),
+                              "model_traffic");
+    CHECK(c["rows"][0]["verdict"] == "not decidable here");
+    CHECK(c["rows"][1]["verdict"] == "holds");
+    CHECK(c["verdict"] == "holds");
+    CHECK(c["summary"].get<std::string>().find("1 nearer L2 not decidable here") != std::string::npos);
+  }
+  SECTION("a peer is shown against the fused floor, without a verdict of its own") {
+    RunResults run = run_of({{"torch.softmax", TrafficModel::fused, 32, std::int64_t{1} << 22, 1.5}});
+    run.records[0].extra = {{"merged_from", "scripts/peers.py"}};
+    const json c = find_claim(evaluate_claims(run), "model_traffic");
+    CHECK(c["rows"][0]["verdict"] == "peer: no model of its own");
+    CHECK_THAT(c["rows"][0]["deviation_pct"].get<double>(), WithinRel(50.0, 1e-9));
+  }
+  SECTION("without counters: not measured") {
+    Synth s{"softmax", TrafficModel::fused, kBigM, kBigN};
+    s.counters = false;
+    const json c = find_claim(evaluate_claims(run_of({s})), "model_traffic");
+    CHECK(c["verdict"] == "not measured");
     CHECK(c["summary"].get<std::string>().find(kNoCounters) != std::string::npos);
   }
 }

@@ -278,7 +278,7 @@ TEST_CASE("report.md: claims first, a row per ok record, the records that did no
   const auto online = md.find("\n### online (fp32)\n");
   const std::string online_row = md.substr(md.find("\n| 1024 | 65536 |", online) + 1);
   CHECK(online_row.substr(0, online_row.find('\n')) ==
-        "| 1024 | 65536 | — | — | — | — | — | — | 536.9 | — | — |");
+        "| 1024 | 65536 | — | — | — | — | — | — | — | — | 536.9 | — | — |");
   // Timing only: torch.softmax has no measured DRAM bytes.
   const auto torch = md.find("\n### torch.softmax (fp32)\n");
   CHECK(md.find("| 3000.0 | 62.5 | — | 536.9 | — |", torch) != std::string::npos);
@@ -290,6 +290,37 @@ TEST_CASE("report.md: claims first, a row per ok record, the records that did no
   for (const char* stem : {"roofline", "bandwidth", "traffic_ratio", "time"})
     CHECK(md.find(std::string("](") + stem + ".svg)") != std::string::npos);
   CHECK(md.find("```json\n{\n  \"name\": \"report test\"\n}\n```") != std::string::npos);
+}
+
+TEST_CASE("report.md: noise and clocks per record, and what the run guarantees", "[report]") {
+  RunResults run = sample_run();
+  // Older records have neither field: the table says not recorded, and no guarantee is claimed.
+  std::string md = make_report_markdown(run);
+  CHECK(md.find("Noise: not recorded") != std::string::npos);
+  CHECK(md.find("\\*") == md.find("\\* not converged"));  // only the legend has the mark
+  // Mark the first two timed records: one converged on a steady clock, one not, with a clock drop.
+  int marked = 0;
+  for (Record& r : run.records) {
+    if (r.status != "ok" || !r.time || marked == 2) continue;
+    const bool first = marked++ == 0;
+    r.time->noise = NoiseStats{"median_ci95_halfwidth_rel", first ? 0.0012 : 0.031, 0.005, first,
+                               first ? 0.05 : 0.2, 0.2};
+    ClockStats c;
+    c.available = true;
+    c.sm_mhz_min = first ? 1980 : 1700;
+    c.sm_mhz_max = 1980;
+    c.readings = 3;
+    r.time->clocks = c;
+  }
+  REQUIRE(marked == 2);
+  mark_clock_drops(run);
+  md = make_report_markdown(run);
+  INFO(md);
+  CHECK(md.find("Noise: 1 of 2 timed records converged (50%)") != std::string::npos);
+  CHECK(md.find("Highest SM clock seen 1980 MHz; 1 records") != std::string::npos);
+  CHECK(md.find("| ±0.12% | 1980 |") != std::string::npos);
+  CHECK(md.find("| ±3.10% \\* | 1700–1980 ↓ |") != std::string::npos);
+  CHECK(md.find("\n## What the times guarantee\n") < md.find("\n## Device and ceilings\n"));
 }
 
 TEST_CASE("table cells cannot break the table or inject HTML", "[report]") {

@@ -77,7 +77,18 @@ RunResults full_run() {
   a.ld_y = 2050;
   a.model = predict(TrafficModel::fused, a.problem(), r.ceilings);
   a.verify = VerifyResult{true, 1.25e-7, 3.5e-8, 1e-5, 4096, ""};
-  a.time = TimeStats{2.6e-4, 2.5e-4, 2.9e-4, 2.61e-4, 1.1e-6, 0.0042, 50, 1, true};
+  a.time = TimeStats{2.6e-4, 2.5e-4, 2.9e-4, 2.61e-4, 1.1e-6, 0.0042, 50, 1, true, std::nullopt,
+                     std::nullopt};
+  a.time->noise = NoiseStats{"median_ci95_halfwidth_rel", 0.0031, 0.005, true, 0.07, 0.2};
+  ClockStats clocks;
+  clocks.available = true;
+  clocks.sm_mhz_min = 1755;
+  clocks.sm_mhz_max = 1980;
+  clocks.readings = 5;
+  clocks.reasons = {"sw_power_cap"};
+  clocks.throttled = true;
+  clocks.fell = true;
+  a.time->clocks = clocks;
   a.effective_GBps = 4100.5;
   a.pct_of_copy = 98.4;
   a.model_GBps = 4101.0;
@@ -137,6 +148,34 @@ TEST_CASE("results: write then read gives the same JSON", "[results]") {
   CHECK(back.ceilings.l2_GBps == 11000.5);
   CHECK(back.complete);
   CHECK(back.records[0].key() == "fused/fp32/65536/2048/2048/2050");
+  REQUIRE(back.records[0].time->noise);
+  CHECK(back.records[0].time->noise->converged);
+  CHECK(back.records[0].time->noise->value == 0.0031);
+  REQUIRE(back.records[0].time->clocks);
+  CHECK(back.records[0].time->clocks->sm_mhz_min == 1755);
+  CHECK(back.records[0].time->clocks->reasons == std::vector<std::string>{"sw_power_cap"});
+  CHECK(*back.records[0].time->clocks->fell);
+}
+
+TEST_CASE("results: noise and clock fields are optional; unavailable clocks read back", "[results]") {
+  RunResults run = full_run();
+  run.records[0].time->noise.reset();
+  ClockStats none;
+  none.unavailable = "NVML not loaded";
+  run.records[0].time->clocks = none;
+  const json j = to_json(run);
+  CHECK_FALSE(j["records"][0]["time"].contains("noise"));
+  CHECK(j["records"][0]["time"]["clocks"] == json({{"available", false}, {"unavailable", "NVML not loaded"}}));
+  const RunResults back = results_from_json(j);
+  CHECK_FALSE(back.records[0].time->noise);
+  REQUIRE(back.records[0].time->clocks);
+  CHECK_FALSE(back.records[0].time->clocks->available);
+  // A wrong type in the new fields gets the usual one-line error naming the key.
+  json bad = j;
+  bad["records"][0]["time"]["noise"] = {{"statistic", "x"}, {"value", 0.1}, {"target", 0.005},
+                                        {"converged", "yes"}, {"seconds", 0.1}, {"max_seconds", 0.2}};
+  const std::string e = error_of([&] { results_from_json(bad); });
+  CHECK(e.find("records[0].time.noise.converged") != std::string::npos);
 }
 
 TEST_CASE("results: the keys issue 2 names are there", "[results]") {

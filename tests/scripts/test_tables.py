@@ -51,5 +51,24 @@ class SpeedUps(unittest.TestCase):
         self.assertEqual(row(text, "geomean at the copy ceiling")[2:], ["4.00x"])
 
 
+class NoiseAndClockMarks(unittest.TestCase):
+    def test_unconverged_and_fallen_records_are_marked_missing_is_not(self):
+        a, b, c = rec("softmax", 1024, 1.0, 100.0), rec("softmax", 2048, 1.0, 90.0), rec("softmax", 4096, 1.0, 80.0)
+        a["time"]["noise"] = {"converged": False, "value": 0.02, "target": 0.005}
+        b["time"]["clocks"] = {"available": True, "fell": True}
+        # c: no noise or clock fields (an older run): no mark
+        text = tables.tables(doc([a, b, c]), "fixture.json")
+        lines = {l.split("|")[1].strip(): l for l in text.splitlines() if l.startswith("| ")}
+        self.assertIn("(100%) \\*", lines["1024"])
+        self.assertIn("(90%) ↓", lines["2048"])
+        self.assertNotIn("*", lines["4096"])
+        self.assertNotIn("↓", lines["4096"])
+        self.assertIn("did not meet its noise target", text)
+
+    def test_no_legend_without_marks(self):
+        text = tables.tables(doc([rec("softmax", 1024, 1.0, 100.0)]), "fixture.json")
+        self.assertNotIn("noise target", text)
+
+
 if __name__ == "__main__":
     unittest.main()

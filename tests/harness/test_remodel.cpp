@@ -1,0 +1,36 @@
+// remodel_records: a saved run's records held to the registry's model of each kernel (what
+// `softmax-bench report` does before the claims), host only.
+#include "catch.hpp"
+#include "harness/sweep.hpp"
+#include "kernels/registry.hpp"
+
+using namespace smr;
+
+TEST_CASE("remodel_records: cudnn's long rows get its measured 5-pass model, the rest stay", "[report]") {
+  RunResults run;
+  run.ceilings = datasheet_h200();
+  const auto add = [&](const char* kernel, std::int64_t M, std::int64_t N) {
+    Record r;
+    r.kernel = kernel;
+    r.M = M, r.N = N, r.ld_x = r.ld_y = N;
+    r.model = predict(TrafficModel::fused, r.problem(), run.ceilings);
+    TimeStats t;
+    t.median_s = 1e-3;
+    r.time = t;
+    run.records.push_back(r);
+  };
+  add("cudnn", 32, std::int64_t{1} << 22);  // stored as fused, as runs made before the change are
+  add("cudnn", 4096, 32768);                // fused is right here
+  add("fused", 4096, 32768);
+  add("torch.softmax", 32, std::int64_t{1} << 22);  // not in the registry: left alone
+  const double stored = run.records[0].model.dram_bytes;
+  CHECK(remodel_records(run) == 1);
+  CHECK(run.records[0].model.traffic == TrafficModel::unfused);
+  CHECK(run.records[0].model.dram_bytes > 2.4 * stored);
+  CHECK(run.records[0].model.note.find("re-modelled") != std::string::npos);
+  REQUIRE(run.records[0].model_GBps);
+  CHECK(*run.records[0].model_GBps == run.records[0].model.dram_bytes / 1e9 / 1e-3);
+  CHECK(run.records[1].model.traffic == TrafficModel::fused);
+  CHECK(run.records[3].model.traffic == TrafficModel::fused);
+  CHECK(remodel_records(run) == 0);  // idempotent
+}

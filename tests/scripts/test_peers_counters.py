@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""Tests of scripts/peers.py --counters' host side: reading ncu's CSV, and failing soft without ncu
+(no GPU, no torch needed)."""
+import importlib.util
+import os
+import pathlib
+import unittest
+from unittest import mock
+
+SCRIPT = pathlib.Path(__file__).resolve().parents[2] / "scripts" / "peers.py"
+spec = importlib.util.spec_from_file_location("peers", SCRIPT)
+peers = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(peers)
+
+CSV = '''==PROF== Connected to process 1
+"ID","Process ID","Range Name","dram__bytes_read.sum","dram__bytes_write.sum"
+"","","","byte","byte"
+"0","1","range","1,100","500"
+"1","1","range","100","2"
+"2","1","range","1000","512"
+"3","1","range","90","3"
+'''
+
+
+class NcuRanges(unittest.TestCase):
+    def test_ranges_in_order_units_row_skipped(self):
+        r = peers.ncu_ranges(CSV)
+        self.assertEqual(len(r), 4)
+        self.assertEqual(r[0]["dram__bytes_read.sum"], 1100.0)  # thousands separator
+        self.assertEqual(r[3]["dram__bytes_write.sum"], 3.0)
+
+    def test_no_table_is_an_error(self):
+        with self.assertRaises(ValueError):
+            peers.ncu_ranges("==PROF== nothing here\n")
+
+
+class FailSoft(unittest.TestCase):
+    def test_without_ncu_times_stay_and_the_reason_is_given(self):
+        recs = [{"kernel": "torch.softmax", "dtype": "fp32", "M": 4, "N": 8, "ld_x": 8,
+                 "status": "ok", "time": {"median_s": 1e-5}},
+                {"kernel": "triton.fused", "status": "skipped"}]
+        with mock.patch("shutil.which", return_value=None):
+            peers.count_peer_bytes(recs, 2026, quiet=True)
+        self.assertIn("ncu", recs[0]["counters_reason"])
+        self.assertNotIn("counters", recs[0])
+        self.assertEqual(recs[0]["time"], {"median_s": 1e-5})
+        self.assertNotIn("counters_reason", recs[1])
+
+    def test_counted_bytes_attributed_like_the_harness(self):
+        recs = [{"kernel": "torch.softmax", "dtype": "fp32", "M": 4, "N": 8, "ld_x": 8, "status": "ok"}]
+
+        def fake_run(cmd, **kw):
+            log = cmd[cmd.index("--log-file") + 1]
+            pathlib.Path(log).write_text(CSV)
+            return mock.Mock(returncode=0, stdout="", stderr="")
+        with mock.patch("shutil.which", return_value="/usr/bin/ncu"), \
+                mock.patch("subprocess.run", side_effect=fake_run):
+            peers.count_peer_bytes(recs, 2026, quiet=True)
+        c = recs[0]["counters"]
+        self.assertEqual(c["dram__bytes_read.sum"], 1000.0 - 90.0)  # second repetition, eviction out
+        self.assertEqual(c["dram__bytes_write.sum"], 512.0)         # writes kept whole
+        self.assertEqual(c["dram_bytes"], 910.0 + 512.0)
+
+
+if __name__ == "__main__":
+    unittest.main()
