@@ -20,6 +20,7 @@
 #include "harness/device.hpp"
 #include "harness/storage.hpp"
 #include "harness/sweep.hpp"
+#include "kernels/lab/lab_build.hpp"
 #include "kernels/registry.hpp"
 #include "roofline/claims.hpp"
 #include "roofline/model.hpp"
@@ -73,8 +74,8 @@ void apply_kernel_filter(SweepConfig& cfg, const std::vector<std::string>& names
   std::vector<std::string> picked;
   for (const auto& n : names) {
     if (!find_kernel(n))
-      throw BadInput(fmt::format("--kernels: unknown kernel '{}' (`{} list` shows the names)", n,
-                                 kProgram));
+      throw BadInput(fmt::format("--kernels: unknown kernel '{}' (`{} list` shows the names){}", n,
+                                 kProgram, lab_build_hint(n)));
     if (std::find(picked.begin(), picked.end(), n) == picked.end()) picked.push_back(n);
   }
   cfg.kernels = picked;

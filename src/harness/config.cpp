@@ -32,6 +32,8 @@
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
+#include "kernels/lab/lab_build.hpp"  // plain C++: the "unknown kernel" hint for lab-only names
+
 // The fuzz target builds the loader alone (no CUDA, no registry, no embedded default): see
 // fuzz/CMakeLists.txt. Everything that needs those lives at the end of this file.
 #ifndef SMR_CONFIG_LOADER_ONLY
@@ -690,7 +692,9 @@ std::vector<std::string> Walker::read_kernels(const Value& v) const {
     } else {
       std::vector<std::string> choices = names_.known;
       choices.push_back("all");
-      fail(item, "unknown kernel " + in_quotes(name) + suggestion(name, choices, "kernels"));
+      const std::string hint = lab_build_hint(name);
+      fail(item, "unknown kernel " + in_quotes(name) +
+                     (hint.empty() ? suggestion(name, choices, "kernels") : hint));
     }
     for (const auto& k : add) {
       if (std::find(out.begin(), out.end(), k) != out.end())

@@ -466,4 +466,18 @@ TEST_CASE("verify-settings prints the tolerances a config's records are verified
   CHECK(bad.out.empty());
   fs::remove(tmp.path / "bad.yaml");
   CHECK(entries(tmp.path) == before);
+
+TEST_CASE("fused_starter outside a lab build: --kernels says how to get the lab build", "[cli]") {
+  if (smr::find_kernel("fused_starter") != nullptr) {
+    WARN("a lab build (-DSMR_BUILD_LAB=ON): fused_starter is registered, nothing to refuse");
+    return;
+  }
+  TempDir tmp;
+  const Outcome o = bench("run --kernels fused,fused_starter", tmp.path);
+  INFO(o.err);
+  CHECK(o.code == 2);
+  CHECK(lines(o.err) == 1);
+  CHECK(contains(o.err, "unknown kernel 'fused_starter'"));
+  CHECK(contains(o.err, "-DSMR_BUILD_LAB=ON"));
+  CHECK(entries(tmp.path).empty());
 }

@@ -1,10 +1,12 @@
-// The lab starter (src/kernels/lab/fused_row_starter.cu, registry entry `fused_starter`) against
+// The lab starter (src/kernels/lab/fused_row_starter.cu around the student's steps in
+// fused_row_starter.cuh, registry entry `fused_starter`) against
 // the fp64 CPU reference of harness/verify.hpp, the same checks every kernel goes through.
 //
 // Built only with -DSMR_BUILD_LAB=ON. It FAILS on the unfinished starter (the placeholders write
 // nothing, so the poisoned output shows every element unwritten) and passes once the five TODOs
 // are right -- as it does with the reference solution, built in the starter's place with
-// -DSMR_LAB_SOLUTION=ON (docs/lab/answers/fused_row_solution.cu).
+// -DSMR_LAB_SOLUTION=ON (docs/lab/answers/fused_row_solution.cuh). The same steps without a GPU:
+// test_lab_cpu.cpp.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -19,7 +21,7 @@ namespace smr {
 namespace {
 
 constexpr const char* kWhere =
-    "lab exercise 03: the kernel is src/kernels/lab/fused_row_starter.cu (TODO 1-5), "
+    "lab exercise 03: the steps are src/kernels/lab/fused_row_starter.cuh (TODO 1-5), "
     "docs/lab/03-fuse-it.md";
 
 const KernelInfo& starter() {
