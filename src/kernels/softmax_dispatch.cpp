@@ -65,26 +65,25 @@ i64 tile_capacity(TileShape t, DType type) {
 // 1.08x at N = 1000 and 1024 in session 5's tuning runs): docs/performance.md.
 bool warp_rows_persistent_default(DType t) { return t != DType::f32; }
 
-// `two_pass`: the reduction (warp_rows_two_pass_default when not given; one row a trip only).
-SoftmaxPlan warp_rows_plan(const Problem& p, TileShape tile, bool persistent, int rows_per_trip = 1,
+// `two_pass`: the reduction (warp_rows_two_pass_default when not given).
+SoftmaxPlan warp_rows_plan(const Problem& p, TileShape tile, bool persistent,
                            std::optional<bool> two_pass = std::nullopt) {
   SoftmaxPlan s;
   s.family = SoftmaxFamily::warp_rows;
   s.threads = kWarpRowsThreads;
   s.lanes_per_row = tile.threads_or_lanes;
   s.vecs = tile.vecs;
-  s.rows_per_trip = rows_per_trip;
-  s.two_pass = rows_per_trip == 1 && two_pass.value_or(warp_rows_two_pass_default(p.dtype));
+  s.two_pass = two_pass.value_or(warp_rows_two_pass_default(p.dtype));
   s.capacity = tile_capacity(tile, p.dtype);
   const i64 rows_per_block =
-      static_cast<i64>(kWarpRowsThreads / 32) * (32 / s.lanes_per_row) * rows_per_trip;
+      static_cast<i64>(kWarpRowsThreads / 32) * (32 / s.lanes_per_row);
   // 0: persistent, the launcher fills the card (occupancy API) or covers M, if fewer.
   s.grid = persistent ? 0 : ceil_div(p.M, rows_per_block);
   s.rows_in_flight = 0;
   s.why = fmt::format(
       "{}: warp_rows, {} lane(s) per row x {} 16-byte vector(s) per lane = {} elements in "
       "registers, {} rows per warp per trip, {}, {}",
-      shape_words(p), s.lanes_per_row, s.vecs, s.capacity, 32 / s.lanes_per_row * rows_per_trip,
+      shape_words(p), s.lanes_per_row, s.vecs, s.capacity, 32 / s.lanes_per_row,
       persistent ? "grid-stride over rows on a grid sized to the card"
                  : fmt::format("one block per {} rows", rows_per_block),
       s.two_pass ? "the row's max reduced over its lanes first, then the sum"
@@ -562,14 +561,13 @@ SoftmaxPlan split_default(const Problem& p, const DeviceLimits& d) {
 
 bool same_plan(const SoftmaxPlan& a, const SoftmaxPlan& b) {
   return a.family == b.family && a.threads == b.threads && a.lanes_per_row == b.lanes_per_row &&
-         a.vecs == b.vecs && a.rows_per_trip == b.rows_per_trip && a.two_pass == b.two_pass &&
+         a.vecs == b.vecs && a.two_pass == b.two_pass &&
          a.cluster == b.cluster &&
          a.slices == b.slices && a.slice == b.slice &&
          a.resident == b.resident && a.grid == b.grid && a.prefetch == b.prefetch &&
          a.repoll == b.repoll &&
          a.thread_copy == b.thread_copy && a.tagged_partials == b.tagged_partials &&
-         a.buffers == b.buffers && a.interleaved == b.interleaved && a.ring == b.ring &&
-         a.wave_prefetch == b.wave_prefetch;
+         a.buffers == b.buffers && a.interleaved == b.interleaved && a.ring == b.ring;
 }
 
 // The same cluster_row plan with its slice copied in the other way (threads / copy engine): a
@@ -662,7 +660,6 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
                                       int max_cluster) {
   check_problem(p);
   std::vector<SoftmaxPlan> out;
-  const i64 V = vec_elems(p.dtype);
   const i64 b = dtype_bytes(p.dtype);
   const i64 need = p.N + row_head_room(p);  // a register tile holds the row's window
   constexpr std::size_t kMaxTiles = 3;  // the smallest tiles that fit: larger ones only mask more
@@ -683,12 +680,7 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
       out.push_back(warp_rows_plan(p, {first.lanes_per_row, first.vecs}, !persistent));
       // The default tile with the other reduction (two-pass <-> pairs' merge).
       out.push_back(
-          warp_rows_plan(p, {first.lanes_per_row, first.vecs}, persistent, 1, !first.two_pass));
-      // Two rows per trip, for the tiles of the smallest capacity that are built for it.
-      for (TileShape t : warp_rows_tiles(p.dtype))
-        if (tile_capacity(t, p.dtype) == first_cap &&
-            warp_rows_two_rows_per_trip(t.vecs, static_cast<int>(V)))
-          out.push_back(warp_rows_plan(p, t, persistent, 2));
+          warp_rows_plan(p, {first.lanes_per_row, first.vecs}, persistent, !first.two_pass));
       break;
     }
     case SoftmaxFamily::block_row: {
@@ -862,40 +854,8 @@ SoftmaxPlan plan_softmax(const Problem& p, const DeviceLimits& d, int max_cluste
   return s;
 }
 
-namespace {
-
-// Families whose blocks hold their whole part of a row on chip and can prefetch a later one.
-bool wave_prefetchable(SoftmaxFamily f) {
-  return f == SoftmaxFamily::block_row || f == SoftmaxFamily::cluster_tile ||
-         f == SoftmaxFamily::block_hybrid;
-}
-
-// The same plan with the wave prefetch (SoftmaxPlan::wave_prefetch, at = 1 or 2): a candidate.
-// The reading behind it (session 25): these families run at 93-97% of the copy ceiling where a
-// block's row is 64-256 KB and one to three blocks share an SM, and 98-100% where 16-21 small
-// blocks do -- as if each block's start (no loads back yet) and end (nothing left to load) left
-// its SM's share of DRAM idle unless another block of the SM fills it.
-SoftmaxPlan with_wave_prefetch(SoftmaxPlan s, int at) {
-  s.wave_prefetch = at;
-  s.why += at == 1 ? "; each block prefetches its part of the row one wave later into L2 once "
-                     "its own loads are in"
-                   : "; each block prefetches its part of the row one wave later into L2 once "
-                     "its stores are issued";
-  return s;
-}
-
-}  // namespace
-
 std::vector<SoftmaxPlan> candidate_plans(const Problem& p, const DeviceLimits& d, int max_cluster) {
   std::vector<SoftmaxPlan> out{plan_softmax(p, d, max_cluster)};
-  if (wave_prefetchable(out.front().family)) {
-    const SoftmaxPlan first = out.front();
-    // block_row only at the end: its prefetch between loads and reduction took ptxas from 40 to
-    // 44-48 registers a thread on the 4-vector fp32 tiles (one block an SM fewer), where at the end
-    // it takes what the default takes -- a time of that candidate would not be the prefetch's.
-    for (int at = first.family == SoftmaxFamily::block_row ? 2 : 1; at <= 2; ++at)
-      out.push_back(with_wave_prefetch(first, at));
-  }
   // The neighbours of the default: each family within a factor 4 of its default range.
   std::vector<SoftmaxFamily> families;
   if (p.N <= kWarpRowsMaxN) families.push_back(SoftmaxFamily::warp_rows);
@@ -918,32 +878,21 @@ std::optional<SoftmaxPlan> find_candidate(const Problem& p, const DeviceLimits& 
   return std::nullopt;
 }
 
-namespace {
-std::string wave_words(const SoftmaxPlan& s) {
-  return s.wave_prefetch == 1   ? " l2wave=loaded"
-         : s.wave_prefetch == 2 ? " l2wave=stored"
-                                : "";
-}
-}  // namespace
-
 std::string summary(const SoftmaxPlan& s) {
   switch (s.family) {
     case SoftmaxFamily::warp_rows:
-      return fmt::format("warp_rows G={} K={}{} cap={}{}{}", s.lanes_per_row, s.vecs,
-                         s.rows_per_trip > 1 ? fmt::format(" R={}", s.rows_per_trip) : std::string{},
-                         s.capacity, s.grid > 0 ? fmt::format(" grid={}", s.grid) : std::string{},
+      return fmt::format("warp_rows G={} K={} cap={}{}{}", s.lanes_per_row, s.vecs, s.capacity, s.grid > 0 ? fmt::format(" grid={}", s.grid) : std::string{},
                          s.two_pass ? " two-pass" : "");
     case SoftmaxFamily::block_row:
-      return fmt::format("block_row T={} K={} cap={}{}", s.threads, s.vecs, s.capacity,
-                         wave_words(s));
+      return fmt::format("block_row T={} K={} cap={}", s.threads, s.vecs, s.capacity);
     case SoftmaxFamily::block_hybrid:
-      return fmt::format("block_hybrid {}T={} K={} cap={} smem={}{}",
+      return fmt::format("block_hybrid {}T={} K={} cap={} smem={}",
                          s.cluster > 1 ? fmt::format("C={} slice={} ", s.cluster, s.slice)
                                        : std::string{},
-                         s.threads, s.vecs, s.capacity, s.smem_bytes, wave_words(s));
+                         s.threads, s.vecs, s.capacity, s.smem_bytes);
     case SoftmaxFamily::cluster_tile:
-      return fmt::format("cluster_tile C={} T={} K={} slice={}{}", s.cluster, s.threads, s.vecs,
-                         s.slice, wave_words(s));
+      return fmt::format("cluster_tile C={} T={} K={} slice={}", s.cluster, s.threads, s.vecs,
+                         s.slice);
     case SoftmaxFamily::cluster_row:
       return fmt::format("cluster_row C={} slice={} smem={}{}", s.cluster, s.slice, s.smem_bytes,
                          s.thread_copy ? " ldgsts" : "");

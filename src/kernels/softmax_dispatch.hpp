@@ -3,7 +3,7 @@
 // A pure host function of (Problem, DeviceLimits): no GPU is needed to ask what `softmax` would
 // run, so the table below is unit-tested (tests/kernels/test_dispatch.cpp) and printed in
 // docs/performance.md. The registry entry `softmax` (softmax.cu) calls plan_softmax() and
-// launch_plan(); the tuning test (tests/kernels/test_production.cpp, tag [.tune]) times every
+// launch_plan(); the tuning test (experiments/test_tuning.cpp, tag [.tune]) times every
 // plan candidate_plans() offers for a shape.
 //
 // The kernel families, by row length (a register tile holds its elements as fp32 whatever the
@@ -11,7 +11,7 @@
 // length; cluster_row is the alternative to cluster_tile that the tuning test times, and the
 // default where cluster_tile cannot hold the row or the rows are 16-bit):
 //   warp_rows    N <= 1024          G = 1..32 lanes per row, rows in registers, 32/G rows per
-//                                   warp (or two rows per lane group per trip, a candidate)
+//                                   warp
 //   block_row    N <= 32768         one block per row, 64..1024 threads x K 16-byte vectors in
 //                                   registers, every load issued before the first reduction
 //   block_hybrid N <= 32768 + the   one block per row, the first 16384 or 32768 elements in
@@ -144,8 +144,7 @@ struct SoftmaxPlan {
   int lanes_per_row = 0;        // warp_rows: G
   int vecs = 0;                 // warp_rows, block_row, block_hybrid, cluster_tile: 16-byte
                                 // vectors per thread (K)
-  int rows_per_trip = 1;        // warp_rows: rows a lane group takes per trip (R = 1 or 2)
-  bool two_pass = false;        // warp_rows (R = 1): the row's max reduced over the lane group,
+  bool two_pass = false;        // warp_rows: the row's max reduced over the lane group,
                                 // then the sum of exponentials against it (no pairs' merge)
   std::int64_t capacity = 0;    // register tiles: elements a tile holds (>= N, block_hybrid < N)
   int cluster = 1;              // cluster_row, cluster_tile, block_hybrid: blocks per cluster
@@ -175,11 +174,6 @@ struct SoftmaxPlan {
                                 // a ring of chunk slots, each chunk of the next slices copied in
                                 // as soon as a slot is free
   std::size_t workspace_bytes = 0;  // split_row: partials + arrival counters
-  int wave_prefetch = 0;        // block_row, cluster_tile, block_hybrid: 0 none (every default);
-                                // 1 / 2: thread 0 of each block prefetches into L2 its part of the
-                                // row one wave of blocks later, once its own loads have arrived
-                                // (1; not block_row) or once its stores are issued (2) --
-                                // candidates for the tuning run (l2_prefetch.cuh)
   TrafficModel traffic = TrafficModel::fused;
   std::string why;              // the choice in words, for docs, logs and results' `extra`
 };

@@ -6,7 +6,7 @@
 // block_row and cluster_tile: the block's threads) and the 16-byte vectors each of them holds
 // (K). Its capacity in elements is lanes x K x (16 / dtype bytes). Each list is ordered by
 // capacity, and the first tile of each capacity is the dispatch's default for it; the others
-// are there for the tuning test (tests/kernels/test_production.cpp, "[.tune]"), which times them.
+// are there for the tuning test (experiments/test_tuning.cpp, "[.tune]"), which times them.
 #pragma once
 
 #include <vector>
@@ -49,11 +49,6 @@ using WarpRowsTiles16 =
              RegisterTile<4, 2>, RegisterTile<8, 1>, RegisterTile<2, 4>, RegisterTile<8, 2>,
              RegisterTile<16, 1>, RegisterTile<4, 4>, RegisterTile<16, 2>, RegisterTile<32, 1>,
              RegisterTile<8, 4>, RegisterTile<32, 2>, RegisterTile<16, 4>, RegisterTile<32, 4>>;
-
-// The warp_rows tiles also built to take two rows per lane group per trip (R = 2: twice the
-// loads in flight per warp at N <= 256, where a tile holds only a few vectors per lane): those
-// of at most 16 elements per lane (fp32 K <= 4, 16-bit K <= 2), so two tiles stay 32 registers.
-constexpr bool warp_rows_two_rows_per_trip(int vecs, int vec_elems) { return vecs * vec_elems <= 16; }
 
 // ---- block_row: (threads, K vectors per thread) ---------------------------------------------
 // fp32: 16 or 32 elements per thread (4 or 8 vectors). bf16/fp16: 32 elements (4 vectors) first,

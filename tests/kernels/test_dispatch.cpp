@@ -75,15 +75,7 @@ std::int64_t slice_room(const Problem& p) { return head_room(p) > 0 ? vec_elems(
 void check_invariants(const SoftmaxPlan& s, const Problem& p, const DeviceLimits& d) {
   INFO(summary(s) << " for M = " << p.M << ", N = " << p.N << " " << to_string(p.dtype));
   CHECK(!s.why.empty());
-  if (s.family != SoftmaxFamily::warp_rows) CHECK(s.rows_per_trip == 1);
-  if (s.family != SoftmaxFamily::warp_rows || s.rows_per_trip != 1) CHECK(!s.two_pass);
-  // The wave prefetch: 0, 1 or 2, only on the families whose kernels take it.
-  CHECK(s.wave_prefetch >= 0);
-  CHECK(s.wave_prefetch <= 2);
-  if (s.family != SoftmaxFamily::block_row && s.family != SoftmaxFamily::cluster_tile &&
-      s.family != SoftmaxFamily::block_hybrid)
-    CHECK(s.wave_prefetch == 0);
-  if (s.family == SoftmaxFamily::block_row) CHECK(s.wave_prefetch != 1);
+  if (s.family != SoftmaxFamily::warp_rows) CHECK(!s.two_pass);
   const std::int64_t V = vec_elems(p.dtype);
   const std::int64_t b = dtype_bytes(p.dtype);
   switch (s.family) {
@@ -95,12 +87,9 @@ void check_invariants(const SoftmaxPlan& s, const Problem& p, const DeviceLimits
       CHECK(s.capacity == std::int64_t{s.lanes_per_row} * s.vecs * V);
       CHECK(s.capacity >= p.N + head_room(p));
       CHECK(s.threads == kWarpRowsThreads);
-      // One row per lane group per trip, or two on the tiles built for it.
-      CHECK((s.rows_per_trip == 1 ||
-             (s.rows_per_trip == 2 && warp_rows_two_rows_per_trip(s.vecs, static_cast<int>(V)))));
-      if (s.grid > 0) {  // one block per (8 warps x 32 / G x R) rows
+      if (s.grid > 0) {  // one block per (8 warps x 32 / G) rows
         const std::int64_t rows_per_block =
-            std::int64_t{kWarpRowsThreads / 32} * (32 / s.lanes_per_row) * s.rows_per_trip;
+            std::int64_t{kWarpRowsThreads / 32} * (32 / s.lanes_per_row);
         CHECK(s.grid == (p.M + rows_per_block - 1) / rows_per_block);
       }
       CHECK(s.traffic == TrafficModel::fused);
@@ -614,45 +603,6 @@ TEST_CASE("dispatch: every plan for every boundary shape satisfies its family's 
   CHECK(checked > 1000);
 }
 
-TEST_CASE("dispatch: the wave prefetch is a candidate beside the default, never the default",
-          "[dispatch]") {
-  std::size_t seen = 0;
-  for (const DType t : kDtypes)
-    for (const std::int64_t n : boundary_ns()) {
-      const Problem p = dense(std::max<std::int64_t>(1, (std::int64_t{1} << 27) / n), n, t);
-      const auto all = candidate_plans(p, kH200);
-      REQUIRE(!all.empty());
-      const SoftmaxPlan& d = all.front();
-      INFO(summary(d) << " for N = " << n << " " << to_string(t));
-      CHECK(d.wave_prefetch == 0);
-      const bool takes = d.family == SoftmaxFamily::block_row ||
-                         d.family == SoftmaxFamily::cluster_tile ||
-                         d.family == SoftmaxFamily::block_hybrid;
-      // block_row: only at its end (the earlier point costs it registers: softmax_dispatch.cpp).
-      const int first_at = d.family == SoftmaxFamily::block_row ? 2 : 1;
-      for (int at = 1; at <= 2; ++at) {
-        // The default's copy at each point, right after it: the same plan but for the prefetch.
-        const auto it = std::find_if(all.begin(), all.end(), [&](const SoftmaxPlan& s) {
-          return s.wave_prefetch == at;
-        });
-        if (!takes || at < first_at) {
-          CHECK(it == all.end());
-          continue;
-        }
-        REQUIRE(it != all.end());
-        CHECK(it - all.begin() == at - first_at + 1);
-        SoftmaxPlan plain = *it;
-        plain.wave_prefetch = 0;
-        CHECK(summary(plain) == summary(d));
-        CHECK(plain.why.substr(0, d.why.size()) == d.why);
-        CHECK(summary(*it) == summary(d) + (at == 1 ? " l2wave=loaded" : " l2wave=stored"));
-        CHECK(it->why.find("one wave later") != std::string::npos);
-        ++seen;
-      }
-    }
-  CHECK(seen > 20);  // block_row, block_hybrid and cluster_tile defaults among the shapes
-}
-
 TEST_CASE("dispatch: strides do not change the plan; bad problems are refused", "[dispatch]") {
   const Problem dense_p = dense(100, 3000, DType::bf16);
   Problem padded = dense_p;
@@ -701,22 +651,6 @@ TEST_CASE("the registry entry `softmax` exposes the dispatch", "[dispatch][regis
   const auto bad = why_unsupported(*k, Problem{4, 10, 9, 10, DType::f32}, kH200);
   REQUIRE(bad.has_value());
   CHECK(bad->find("ld_x") != std::string::npos);
-}
-
-TEST_CASE("dispatch: two rows per trip are candidates for short rows", "[dispatch]") {
-  // N = 128 fp32 on G = 16 lanes x 2 vectors: R = 2 takes 32 rows per block, half the grid.
-  const Problem p = dense(1 << 20, 128, DType::f32);
-  const auto plans = candidate_plans(p, kH200);
-  const auto r2 = std::find_if(plans.begin(), plans.end(), [](const SoftmaxPlan& s) {
-    return s.family == SoftmaxFamily::warp_rows && s.rows_per_trip == 2 && s.lanes_per_row == 16 &&
-           s.vecs == 2;
-  });
-  REQUIRE(r2 != plans.end());
-  CHECK(r2->grid == (1 << 20) / 32);
-  CHECK(summary(*r2).find(" R=2") != std::string::npos);
-  // No tile of more than 16 elements per lane takes two rows (N = 1024: 32 lanes x 8 vectors).
-  for (const SoftmaxPlan& s : candidate_plans(dense(4096, 1024, DType::f32), kH200))
-    if (s.family == SoftmaxFamily::warp_rows && s.vecs * 4 > 16) CHECK(s.rows_per_trip == 1);
 }
 
 TEST_CASE("dispatch: split_row's pipelined candidate holds two slices per block, rows on chip only",

@@ -39,15 +39,14 @@
 #include <utility>
 #include <vector>
 
-#include "kernels/ceilings.hpp"
+#include "experiments/staged_copy.hpp"
 #include "kernels/cuda_check.hpp"
 #include "kernels/row_slice.cuh"
 #include "kernels/softmax_math.cuh"
 
-namespace smr {
+namespace smr::experiments {
 namespace {
 
-using ceilings::StagedCopy;
 using prod::BlockBarrier;
 
 inline constexpr int kStagedThreads = 512;
@@ -242,7 +241,7 @@ void launch_staged(const uint4* s, uint4* d, std::int64_t vecs, cudaStream_t str
   }
   const int sms = f.sms, per_sm = f.per_sm, clock_khz = f.clock_khz;
   if (per_sm < v.blocks_per_sm)
-    throw std::invalid_argument("staged copy " + ceilings::to_string(v) + ": " +
+    throw std::invalid_argument("staged copy " + to_string(v) + ": " +
                                 std::to_string(per_sm) + " block(s) of " + std::to_string(smem) +
                                 " bytes of shared memory fit on an SM");
   const std::int64_t stages = (vecs + stage_vecs - 1) / stage_vecs;
@@ -268,7 +267,6 @@ bool try_staged(const StagedCopy& v, const uint4* s, uint4* d, std::int64_t vecs
 
 }  // namespace
 
-namespace ceilings {
 
 std::vector<StagedCopy> staged_copy_variants() {
   constexpr std::int64_t kKiB = 1024;
@@ -343,5 +341,4 @@ void staged_copy_bytes(const void* src, void* dst, std::size_t bytes, cudaStream
   if (!ran) throw std::invalid_argument("staged copy: variant " + to_string(v) + " is not built");
 }
 
-}  // namespace ceilings
-}  // namespace smr
+}  // namespace smr::experiments
