@@ -100,7 +100,8 @@ TEST_CASE("staged copy: every byte copied, nothing else written, every variant",
                                               nullptr, experiments::StagedCopy{}),
                   std::invalid_argument);
   CHECK_THROWS_AS(experiments::staged_copy_bytes(dsrc.get(), ddst.get(), 32, nullptr,
-                                              experiments::StagedCopy{2, 4, 190656, 1, false, false}),
+                                              experiments::StagedCopy{.buffers = 2,
+                                                                      .stage_bytes = 190656}),
                   std::invalid_argument);
 }
 

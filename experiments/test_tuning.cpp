@@ -92,7 +92,7 @@ std::pair<std::int64_t, std::int64_t> tune_n_range() {
 
 // The tuning case's row padding: 0, or SMR_TUNE_LD_PAD=k: each shape's rows k elements apart more
 // than N (ld = N + k, x and y alike), so that the same rows can be timed at other offsets from
-// 16- and 32-byte boundaries (docs/performance.md, session 17).
+// 16- and 32-byte boundaries.
 std::int64_t tune_ld_pad() {
   const char* e = std::getenv("SMR_TUNE_LD_PAD");
   if (e == nullptr) return 0;
@@ -103,11 +103,11 @@ std::int64_t tune_ld_pad() {
   return k;
 }
 
-// The hidden cases' input, 2^27 elements shared by every shape (each a dense view of it): N(0, 1)
+// The tuning case's input, 2^27 elements shared by every shape (each a dense view of it): N(0, 1)
 // rows, or SMR_TUNE_INPUT=mixed: the sweep's cycle of row kinds (verify.hpp's InputKind::mixed,
 // hostile rows among them) over rows of 1024 elements, so that a shape's rows take the kinds in
-// runs of 1024 / N (N <= 1024) or several a row (docs/performance.md, session 24: whether the
-// sweep's input moves a plan's time). Prints which.
+// runs of 1024 / N (N <= 1024) or several a row (whether the sweep's input moves a plan's time).
+// Prints which.
 std::vector<float> tune_input() {
   InputKind kind = InputKind::normal;
   if (const char* e = std::getenv("SMR_TUNE_INPUT")) {
@@ -120,7 +120,7 @@ std::vector<float> tune_input() {
   return make_input(dense(kTuneElements >> 10, 1 << 10), test::base_seed(), kind);
 }
 
-// The hidden cases' view of an M x N shape at SMR_TUNE_LD_PAD's stride (ld = N + pad, x and y
+// The tuning case's view of an M x N shape at SMR_TUNE_LD_PAD's stride (ld = N + pad, x and y
 // alike) inside the 2^27-element input; nothing, with a line saying so, where it does not fit.
 std::optional<Problem> padded_view(std::int64_t M, std::int64_t N, DType t, std::int64_t pad) {
   Problem p = dense(M, N, t);
@@ -132,7 +132,7 @@ std::optional<Problem> padded_view(std::int64_t M, std::int64_t N, DType t, std:
   return std::nullopt;
 }
 
-// The hidden cases' input on the device in one dtype: x rounded to its storage (the reference's
+// The tuning case's input on the device in one dtype: x rounded to its storage (the reference's
 // input), dx the stored copy, dy as large for the output.
 struct DeviceInput {
   std::vector<float> x;

@@ -3,11 +3,12 @@
 // block_row tile of 1024 or 512 threads), the rest in shared memory (TMA bulk copies,
 // row_slice.cuh). Longer rows the same way across a cluster, a slice a block (below).
 //
-// What changes from cluster_tile, which ran N = 65536 fp32 before (two blocks of a cluster, 32768
-// elements in each one's registers: 85% of the copy ceiling, where block_row reaches 96% at
-// 32768): no cluster. An SM holds 64K fp32 elements at once if it uses both of its stores, the
-// register file (a 1024-thread block with 32 fp32 registers of data a thread: 128 KB) and shared
-// memory (up to 227 KB), so one block can hold the whole row, as block_row does at 32768, and
+// What changes from cluster_tile on its 1024-thread tiles (two blocks of a cluster, 32768
+// elements in each one's registers: at N = 65536 fp32 further from the copy ceiling than
+// block_row at 32768, results/h200/tuning/): no cluster. An SM holds 64K fp32 elements at once
+// if it uses both of its stores, the register file (a 1024-thread block with 32 fp32 registers of
+// data a thread: 128 KB) and shared memory (up to 227 KB), so one block can hold the whole row,
+// as block_row does at 32768, and
 // neither waits for two SMs of one GPC to be free at the same time (a cluster's launch) nor for a
 // partner at a cluster barrier once per row.
 //
@@ -26,17 +27,16 @@
 // as cluster_row for the slice (its exponentials evaluated twice). Bound: DRAM bandwidth, with up
 // to 128 KB of register loads and 227 KB of copies in flight per SM.
 //
-// Measured on the H200 (docs/performance.md, sessions 4-7): fp32 N = 65536 92% of the copy
-// ceiling (87% until session 7 wrote the slice two vectors at a time), N = 50257 (rows off 16-byte
-// boundaries) 92%, both on the 512-thread tile; bf16 32768 and 65536 85% and 91% on the
-// 512-thread tile, two blocks per SM; bf16 50257 86%. A persistent grid (each block taking every
-// grid-th row, the next row's slice copied in while this one is written) ran 0.66-0.87x one
-// block per row (session 7).
+// Measured on the H200: its % of the copy ceiling per shape is in results/h200/default/ and
+// results/h200/bf16/ (docs/performance.md, "block_hybrid"). Writing the slice two vectors at a
+// time (write_slice_vecs_grouped) is what brought fp32 N = 65536 up to the register tiles' level;
+// a persistent grid (each block taking every grid-th row, the next row's slice copied in while
+// this one is written) ran slower than one block per row (results/h200/tuning/).
 //
 // Limits: N <= the tile's capacity + the shared memory a block can take (the dispatch's
 // block_hybrid_max_n), across a cluster N <= C times that; M x C <= 2^31 - 1 (C blocks per row).
 //
-// Across a cluster (SoftmaxPlan::cluster = C > 1; session 23): a row too long for one block is
+// Across a cluster (SoftmaxPlan::cluster = C > 1): a row too long for one block is
 // cut into C equal slices (whole vectors), one per block of a cluster, and each block holds its
 // slice as above -- the first part in its register tile, the rest in its shared memory -- and
 // reduces it to one (max, sum) pair, merged with the other blocks' through distributed shared
@@ -44,10 +44,10 @@
 // cluster_tile holds at most a tile a block (16384 or 32768 elements), cluster_row stages the
 // whole slice through shared memory; here a block holds up to a tile plus 227 KB, so a row of
 // 2^18 fp32 is 8 blocks of 32768 (16384 in registers, 64 KiB in shared memory, two blocks an
-// SM), where cluster_tile would need 16 and split_row runs it over the whole card. On the H200
-// (docs/performance.md, session 23): fp32 2^18 87% of the copy ceiling (split_row 82%), fp32
-// 100000 on two blocks 88% (cluster_row's two 84%), bf16 2^19 on 8 blocks of 65536 76% (split_row
-// 69%); 16 blocks a row lost everywhere (the card places 7 clusters of 16 at one block an SM).
+// SM), where cluster_tile would need 16 and split_row runs it over the whole card. On the H200 it
+// beats split_row at fp32 2^18 and bf16 2^19, and cluster_row's two blocks at fp32 100000; 16
+// blocks a row lost everywhere (the card places 7 clusters of 16 at one block an SM):
+// results/h200/tuning/; docs/performance.md, "block_hybrid".
 #include <cooperative_groups.h>
 
 #include <algorithm>

@@ -6,7 +6,7 @@
 // (row_stats.cuh) instead of a max reduction followed by a sum reduction: one round of barriers
 // instead of two. The tile is (threads, K) from a short list, chosen by the dispatch: for 16-bit
 // rows the smallest that holds N, for fp32 rows the widest that N fills to at least 65% (on the
-// H200 a row two thirds of its tile ran 1.007-1.022x faster than on the tile it fills exactly:
+// H200 a row two thirds of its tile ran faster than on the tile it fills exactly:
 // softmax_dispatch.hpp); the tail of a row that is not a whole number of vectors is patched
 // element by element (row_tile.cuh).
 //

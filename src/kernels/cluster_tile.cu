@@ -15,9 +15,9 @@
 // Tiles (threads, K; tile_lists.hpp): fp32 (1024, 8) = 32768 elements and (512, 8) = 16384 per
 // block; bf16/fp16 (1024, 4) = 32768, (512, 4) and (1024, 2) = 16384. Rows up to 16 tiles:
 // 524288. The dispatch runs it by default for fp32 rows of 2 tiles of 32768, or up to 8 of 16384,
-// that block_hybrid does not take (docs/performance.md: on the H200 N = 131072 on 8 x 512 threads
-// at 90% of the copy ceiling since session 14's exchange, 85% before; 16 tiles slower than
-// split_row; 16-bit rows 0.87-0.90x cluster_row's).
+// that block_hybrid does not take; on the H200 16 tiles ran slower than split_row and 16-bit rows
+// slower than cluster_row (its % of the copy ceiling: results/h200/default/; the alternatives:
+// results/h200/tuning/; docs/performance.md, "cluster_tile").
 //
 // Cost per element: one read and one write (TrafficModel::fused); FLOPs as block_row (the tiles
 // keep their exponentials). Bound: DRAM bandwidth, with 128 KB of loads in flight per SM (one

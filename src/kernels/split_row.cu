@@ -164,9 +164,8 @@ __device__ __forceinline__ void stream_write(const T* window, T* y_window, std::
 // kSliceThreads vectors -- step r x S + s to part s -- and what is left under a whole round is cut
 // into S equal pieces. So at any moment the grid's streamed loads and stores fall in one window of
 // a few MB of consecutive addresses, as the copy ceiling's do, instead of in one stream per block.
-// On the H200 this took M = 1, N = 2^26 from 223.4 to 201.4 us (1.109x); where a row's streamed
-// part fits in L2 (M = 8, N = 2^24), and for bf16, it was slower (docs/performance.md, session
-// 15).
+// On the H200 this paid at M = 1, N = 2^26; where a row's streamed part fits in L2 (M = 8,
+// N = 2^24), and for bf16, it was slower (results/h200/tuning/; docs/performance.md, "split_row").
 // A step: kSliceThreads vectors, one per thread.
 template <class T>
 inline constexpr std::int64_t kInterleaveStep =
@@ -544,8 +543,8 @@ __global__ void __launch_bounds__(kSliceThreads, 1)
 
 // The pipelined exchange (SoftmaxPlan::buffers = B = 2 or 3, rows on chip only): B slices per
 // block, in B equal parts of its shared memory, so that most of a row's exchange is off the
-// critical path (on the H200 its wait went from 2.2-3.6 us a trip to 0.72 at B = 2:
-// docs/performance.md, "Session 8"). In the kernel above, once a block's slice has landed it loads
+// critical path (docs/performance.md, "split_row", has the wait a trip with and without it).
+// In the kernel above, once a block's slice has landed it loads
 // and stores nothing until the row's last partial arrives: the statistics pass over shared memory,
 // the publication, the L2 round trip and the wait for the slowest block of the row. Here item
 // k + 1 is already in another part while item k waits to be written, so a loop trip over item k is
@@ -558,20 +557,20 @@ __global__ void __launch_bounds__(kSliceThreads, 1)
 //   4. write item k chunk by chunk, copying item k + B's chunk c into its bytes once chunk c is
 //      written (as the kernel above does with the next item).
 // B = 2 gives the exchange a trip of slack but not the copies: item k + 1's chunks were issued in
-// step 4 of the trip before, the phase just before step 2, and step 2 waits for them (44-49% of a
-// trip, session 8's trace). B = 3 issues them two trips ahead -- a whole trip of lead time -- for
-// slices a third of the shared memory (S three times the one-slice plan's). On the H200 that pays
-// only where the slices need not shrink for it (N = 2^21 fp32: 1.08x two slices of the same
-// length; 0.94-0.95x two longer slices at 2^19-2^20: docs/performance.md, "Session 9").
+// step 4 of the trip before, the phase just before step 2, and step 2 waits for them. B = 3
+// issues them two trips ahead -- a whole trip of lead time -- for slices a third of the shared
+// memory (S three times the one-slice plan's). On the H200 that pays only where the slices need
+// not shrink for it (N = 2^21 fp32), not against two longer slices (2^19-2^20):
+// results/h200/tuning/; docs/performance.md, "split_row".
 // A block's step 3 depends on its row's blocks having finished the trip before last: the rows
 // cannot deadlock (every block resident, every block publishes before it waits). The bytes and
 // FLOPs are the kernel above's for rows on chip; each slice is 1/B as long, so a row is over B
 // times as many blocks (the partials with them). Tagged partials only; the x_tma path only (the
-// dispatch gives every row the room for its window). Session 10 (the two-slice defaults take
-// both): `prefetch` -- at the start of trip k thread 0 prefetches item k + B into L2, so that its
-// DRAM reads run during steps 1-3 and step 4's copies find it there (on the H200 1.02-1.05x);
-// kRepoll -- step 2 loads again a partial that step 1 found unpublished (1.01-1.02x).
-// docs/performance.md, "Session 10", has what the trace showed of both.
+// dispatch gives every row the room for its window). Two options, both taken by the two-slice
+// defaults (each faster with than without on the H200: results/h200/tuning/):
+// `prefetch` -- at the start of trip k thread 0 prefetches item k + B into L2, so that its DRAM
+// reads run during steps 1-3 and step 4's copies find it there; kRepoll -- step 2 loads again a
+// partial that step 1 found unpublished.
 // One block per SM (its shared memory is all the parts): the launch bounds give each thread up to
 // 128 registers.
 template <int kBuffers>

@@ -6,10 +6,10 @@
 // per warp), held in registers as K 16-byte vectors per lane (row_tile.cuh); the reductions are
 // log2(G) shuffles, no shared memory, no barrier: 16-bit rows the max, then the sum against it
 // (two passes, one float a shuffle); fp32 rows (max, sum) pairs, rescaled at each merge (one pass,
-// row_stats.cuh). On the H200 the two-pass form ran 1.00-1.06x at bf16 N = 32 ... 1024, 0.99-1.00x
-// at fp32 (docs/performance.md). The grid is one block per 8 x 32 / G rows (fp32's default: on the
-// H200 1.04-1.08x faster) or sized to the card (SMs x resident blocks) with each warp striding
-// over the rows (16-bit's default).
+// row_stats.cuh): each form the faster for its dtype on the H200. The grid is one block per
+// 8 x 32 / G rows (fp32's default) or sized to the card (SMs x resident blocks) with each warp
+// striding over the rows (16-bit's default), again the faster of the two for each
+// (results/h200/tuning/; docs/performance.md, "warp_rows").
 //
 // Tiles (G, K), listed by capacity G x K x V (tile_lists.hpp, for this file and the dispatch
 // alike): 8 elements per lane while lanes are added (fp32 K = 2, bf16/fp16 K = 1), fp32 from
@@ -82,24 +82,19 @@ __device__ __forceinline__ void warp_rows_body(const T* __restrict__ x, T* __res
   }
 }
 
-// 16-bit rows within at most 64 registers a thread (4 blocks of 256 threads per SM): left to itself
-// ptxas gave the 16-bit instantiations for aligned rows 67-78 (32 x 4: 75, 3015 GB/s at N = 1024 in
-// session 4's bf16 sweep, where the same tile at 64 registers had run 3794-3915 in its tuning run).
-// fp32 tiles of one row a trip: 2 vectors a lane (N = 32, 64) within 40 registers (6 blocks per
-// SM), 4 vectors (N = 128 ... 512) within 64 (4 blocks). Asked for at least one block per SM (the
-// bound the 16-bit bound had brought with it for every tile), ptxas gave the aligned ones 48 and
-// 64-72 (5 and 3 blocks; 91.6-92.2% and 91.8% of copy in sessions 4 and 5's sweeps), where
-// `__launch_bounds__(256)` alone had given 40 and 58-64 (96% and 98-99%). Other fp32 tiles keep
-// ptxas' choice (74-80 at 8 vectors a lane): a 64-register bound spilled 52-60 bytes there.
-// Session 11: 16-bit tiles of one row a trip and 1 or 2 vectors a lane (N <= 512) within 40 and 48
-// registers (6 and 5 blocks, no spill; at 64 ptxas took 47-56, 4 blocks), so that an SM holds more
-// warps' loads: 1.01-1.03x at bf16 N = 64 ... 512 in the tuning run, 1.03-1.05x at N = 32 ... 512
-// in the sweeps against session 9's (docs/performance.md). At 40 registers the aligned K = 2 tiles
-// spilled 16 bytes; two rows a trip spill 36-128 bytes at 48 and keep 64. Session 24: the fp32
-// 2-vector tiles under 8 blocks (32 registers, 4 bytes of spill aligned) ran 0.84-0.97x their
-// 6-block default at N = 32 ... 256: more warps did not pay for the spill; kept to 5 or 4 blocks
-// by shared memory reserved for nothing, 0.93-0.96x and 0.87-0.89x (the copy ceiling's 5 blocks
-// an SM, its best, do not carry over: docs/performance.md, "Session 24").
+// The launch bounds of each tile: the minimum blocks of 256 threads per SM, so the register
+// budget ptxas works to (compiler facts and timings: results/h200/tuning/; docs/performance.md,
+// "warp_rows").
+// - 16-bit rows within at most 64 registers a thread (4 blocks): left to itself ptxas gives the
+//   aligned instantiations 67-78, and the same tile ran markedly slower there. Tiles of 1 or 2
+//   vectors a lane (N <= 512) within 40 and 48 registers (6 and 5 blocks, no spill), so that an
+//   SM holds more warps' loads: faster than at 64.
+// - fp32 tiles of 2 vectors a lane (N = 32, 64) within 40 registers (6 blocks), 4 vectors
+//   (N = 128 ... 512) within 64 (4 blocks): a bound of one block per SM gave them more registers
+//   and fewer blocks, and they ran slower. Fewer registers (8 blocks, 32 registers with spill) or
+//   fewer blocks (shared memory reserved for nothing) ran slower too: the copy ceiling's 5 blocks
+//   an SM, its best, do not carry over. Other fp32 tiles keep ptxas' choice (74-80 at 8 vectors a
+//   lane): a 64-register bound spills there.
 template <class T, int K>
 constexpr int warp_rows_min_blocks() {
   if constexpr (sizeof(T) == 2) {  // 16-bit storage, fp32 tiles

@@ -549,9 +549,9 @@ TEST_CASE("dispatch: split rows stay on chip while the card holds them, else rea
     CHECK(s.grid == 264);
   }
   // The streamed parts dealt out step by step where a row's streamed part is larger than L2
-  // (M = 1, N = 2^26 fp32: 238 MB, 1.109x on the H200), not where it fits (M = 8, N = 2^24: 37 MB
-  // a row, 0.972x), not for bf16 (0.970x), not for rows off 16-byte boundaries; each time the
-  // other form is a candidate.
+  // (M = 1, N = 2^26 fp32: 238 MB), not where it fits (M = 8, N = 2^24: 37 MB a row), not for
+  // bf16, not for rows off 16-byte boundaries -- where it was faster on the H200
+  // (results/h200/tuning/); each time the other form is a candidate.
   for (const auto& [p, want] : std::vector<std::pair<Problem, bool>>{
            {dense(1, 1 << 26, DType::f32), true},
            {dense(2, 1 << 25, DType::f32), true},
@@ -766,9 +766,10 @@ TEST_CASE("dispatch: every pipelined split_row candidate has a twin with the L2 
       CHECK_FALSE(twin[0].repoll);
     }
   }
-  // The two-slice defaults take it and the early re-poll (2^18 on few rows, 2^19, 2^20; session
-  // 10's tuning runs), the three-slice one at 2^21 neither (0.993x, 0.989x); nor do 16-bit rows (no
-  // pipelined default). The sanitizer's two-slice shape (test_lab_kernels.cpp) is one of them.
+  // The two-slice defaults take it and the early re-poll (2^18 on few rows, 2^19, 2^20), the
+  // three-slice one at 2^21 neither (each as measured fastest: results/h200/tuning/); nor do
+  // 16-bit rows (no pipelined default). The sanitizer's two-slice shape (test_lab_kernels.cpp) is
+  // one of them.
   for (const Problem& p : {dense(16, 1 << 18, DType::f32), dense(256, 1 << 19, DType::f32),
                            dense(128, 1 << 20, DType::f32), dense(16, 600000, DType::f32)}) {
     const SoftmaxPlan f = plan_softmax(p, kH200);
@@ -886,7 +887,7 @@ TEST_CASE("dispatch: block_hybrid across a cluster, a slice longer than a tile p
     CHECK(s.grid == p.M * s.cluster);
     CHECK(summary(s).find("C=" + std::to_string(s.cluster)) != std::string::npos);
   }
-  // The default is the 8 blocks, two an SM (session 23's tuning table: 1.064x split_row).
+  // The default is the 8 blocks, two an SM (faster than split_row: results/h200/tuning/).
   const SoftmaxPlan f = plan_softmax(p, kH200);
   CHECK(f.family == SoftmaxFamily::block_hybrid);
   CHECK(f.cluster == 8);
@@ -1013,7 +1014,7 @@ TEST_CASE("dispatch: split_row prefetches into L2 only while a wave of rows fill
   // M = 128, N = 2^20 on two blocks per SM (the family's first candidate): 7 rows of 4 MB =
   // 29.4 MB per wave: no prefetch (the lines would not last). One block per SM holds 6 rows at a
   // time (25.2 MB): prefetch. The default (two slices per block) has the next slice on chip and
-  // prefetches the one after (session 10), whatever the wave: its prefetched slices are one per SM.
+  // prefetches the one after, whatever the wave: its prefetched slices are one per SM.
   const SoftmaxPlan b =
       family_plans(SoftmaxFamily::split_row, dense(128, 1 << 20, DType::f32), kH200).front();
   CHECK(b.grid > kH200.sm_count);
@@ -1037,8 +1038,9 @@ TEST_CASE("dispatch: split_row prefetches into L2 only while a wave of rows fill
 
 TEST_CASE("dispatch: fp32 block_row rows of 1000-4096 take the tiles measured fastest",
           "[dispatch]") {
-  // Session 12's tuning runs (docs/performance.md): each of these tiles beat the smallest that
-  // holds the row; 8192 and 16384 stay on the smallest (the wider ran 0.92x and 0.84x-0.97x).
+  // Each of these tiles beat the smallest that holds the row on the H200; 8192 and 16384 stay on
+  // the smallest, the wider ran slower there (results/h200/tuning/; docs/performance.md,
+  // "block_row").
   for (const auto& [n, threads, vecs] : {std::tuple{1000, 96, 4}, std::tuple{1024, 96, 4},
                                          std::tuple{2048, 192, 4}, std::tuple{3000, 256, 4},
                                          std::tuple{4096, 384, 4}, std::tuple{8192, 512, 4},

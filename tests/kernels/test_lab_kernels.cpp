@@ -360,8 +360,8 @@ TEST_CASE("copy ceiling is at least as fast as cudaMemcpyAsync device-to-device"
   const auto runtime_copy = [&] {
     CUDA_CHECK(cudaMemcpyAsync(b.get(), a.get(), kBytes, cudaMemcpyDeviceToDevice, s.get()));
   };
-  // The two copies alternate (time_alternately). (Timed one after the other, the kernel once came
-  // out at 96.9% of a cudaMemcpyAsync timed later, in a run where it had passed minutes before.)
+  // The two copies alternate (time_alternately): timed one after the other, a drift of the card's
+  // clocks between the two can fail a kernel that passes minutes later.
   const Alternated both = time_alternately(s, kernel_copy, runtime_copy, 3, kReps);
   const double kernel_s = median_of(both.a);
   const double memcpy_s = median_of(both.b);
