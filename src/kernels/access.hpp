@@ -36,7 +36,7 @@ inline std::int64_t max_row_head(const void* base, std::int64_t ld, int elem_byt
 
 // How a launch's threads reach x and y: 16-byte accesses from rows that all start on 16-byte
 // boundaries (the kernel is compiled knowing that every row's offset is 0: on the H200 the code
-// that works the offset out at run time cost up to 4% on aligned rows), 16-byte accesses through
+// that works the offset out at run time cost aligned rows time), 16-byte accesses through
 // each row's window, or one element at a time. Each kernel is instantiated for the three.
 enum class Access : int { aligned, windowed, scalar };
 

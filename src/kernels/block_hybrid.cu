@@ -3,11 +3,12 @@
 // block_row tile of 1024 or 512 threads), the rest in shared memory (TMA bulk copies,
 // row_slice.cuh). Longer rows the same way across a cluster, a slice a block (below).
 //
-// What changes from cluster_tile, which ran N = 65536 fp32 before (two blocks of a cluster, 32768
-// elements in each one's registers: 85% of the copy ceiling, where block_row reaches 96% at
-// 32768): no cluster. An SM holds 64K fp32 elements at once if it uses both of its stores, the
-// register file (a 1024-thread block with 32 fp32 registers of data a thread: 128 KB) and shared
-// memory (up to 227 KB), so one block can hold the whole row, as block_row does at 32768, and
+// What changes from cluster_tile on its 1024-thread tiles (two blocks of a cluster, 32768
+// elements in each one's registers: at N = 65536 fp32 further from the copy ceiling than
+// block_row at 32768, results/h200/tuning/): no cluster. An SM holds 64K fp32 elements at once
+// if it uses both of its stores, the register file (a 1024-thread block with 32 fp32 registers of
+// data a thread: 128 KB) and shared memory (up to 227 KB), so one block can hold the whole row,
+// as block_row does at 32768, and
 // neither waits for two SMs of one GPC to be free at the same time (a cluster's launch) nor for a
 // partner at a cluster barrier once per row.
 //
@@ -26,17 +27,16 @@
 // as cluster_row for the slice (its exponentials evaluated twice). Bound: DRAM bandwidth, with up
 // to 128 KB of register loads and 227 KB of copies in flight per SM.
 //
-// Measured on the H200 (docs/performance.md, sessions 4-7): fp32 N = 65536 92% of the copy
-// ceiling (87% until session 7 wrote the slice two vectors at a time), N = 50257 (rows off 16-byte
-// boundaries) 92%, both on the 512-thread tile; bf16 32768 and 65536 85% and 91% on the
-// 512-thread tile, two blocks per SM; bf16 50257 86%. A persistent grid (each block taking every
-// grid-th row, the next row's slice copied in while this one is written) ran 0.66-0.87x one
-// block per row (session 7).
+// Measured on the H200: its % of the copy ceiling per shape is in results/h200/default/ and
+// results/h200/bf16/ (docs/performance.md, "block_hybrid"). Writing the slice two vectors at a
+// time (write_slice_vecs_grouped) is what brought fp32 N = 65536 up to the register tiles' level;
+// a persistent grid (each block taking every grid-th row, the next row's slice copied in while
+// this one is written) ran slower than one block per row (results/h200/tuning/).
 //
 // Limits: N <= the tile's capacity + the shared memory a block can take (the dispatch's
 // block_hybrid_max_n), across a cluster N <= C times that; M x C <= 2^31 - 1 (C blocks per row).
 //
-// Across a cluster (SoftmaxPlan::cluster = C > 1; session 23): a row too long for one block is
+// Across a cluster (SoftmaxPlan::cluster = C > 1): a row too long for one block is
 // cut into C equal slices (whole vectors), one per block of a cluster, and each block holds its
 // slice as above -- the first part in its register tile, the rest in its shared memory -- and
 // reduces it to one (max, sum) pair, merged with the other blocks' through distributed shared
@@ -44,10 +44,10 @@
 // cluster_tile holds at most a tile a block (16384 or 32768 elements), cluster_row stages the
 // whole slice through shared memory; here a block holds up to a tile plus 227 KB, so a row of
 // 2^18 fp32 is 8 blocks of 32768 (16384 in registers, 64 KiB in shared memory, two blocks an
-// SM), where cluster_tile would need 16 and split_row runs it over the whole card. On the H200
-// (docs/performance.md, session 23): fp32 2^18 87% of the copy ceiling (split_row 82%), fp32
-// 100000 on two blocks 88% (cluster_row's two 84%), bf16 2^19 on 8 blocks of 65536 76% (split_row
-// 69%); 16 blocks a row lost everywhere (the card places 7 clusters of 16 at one block an SM).
+// SM), where cluster_tile would need 16 and split_row runs it over the whole card. On the H200 it
+// beats split_row at fp32 2^18 and bf16 2^19, and cluster_row's two blocks at fp32 100000; 16
+// blocks a row lost everywhere (the card places 7 clusters of 16 at one block an SM):
+// results/h200/tuning/; docs/performance.md, "block_hybrid".
 #include <cooperative_groups.h>
 
 #include <algorithm>
@@ -57,7 +57,6 @@
 
 #include "kernels/cluster_stats.cuh"
 #include "kernels/cuda_check.hpp"
-#include "kernels/l2_prefetch.cuh"
 #include "kernels/row_slice.cuh"
 #include "kernels/row_tile.cuh"
 #include "kernels/softmax_families.hpp"
@@ -77,12 +76,10 @@ inline constexpr int kOutputGroup = sizeof(T) == 4 ? 2 : 1;
 // kCluster: this block's part of the row is slice `rank` of C (elements [rank x slice, ...), a
 // multiple of V from the row's start, so it lies against 16-byte boundaries as the row does);
 // else the whole row (slice = N).
-// kWave: the wave prefetch of a candidate plan (l2_prefetch.cuh); every default runs without.
-template <int W, bool kWindowed, bool kCluster, bool kWave, int kThreads, int K, class T>
+template <int W, bool kWindowed, bool kCluster, int kThreads, int K, class T>
 __device__ __forceinline__ void block_hybrid_body(const T* __restrict__ x, T* __restrict__ y,
                                                   std::int64_t N, std::int64_t ld_x,
-                                                  std::int64_t ld_y, std::int64_t slice,
-                                                  WavePrefetch ahead) {
+                                                  std::int64_t ld_y, std::int64_t slice) {
   constexpr int V = Vec<T>::kElems;
   constexpr std::int64_t kCapacity = static_cast<std::int64_t>(kThreads) * K * V;
   extern __shared__ __align__(kVecBytes) unsigned char slice_smem[];
@@ -90,11 +87,10 @@ __device__ __forceinline__ void block_hybrid_body(const T* __restrict__ x, T* __
   __shared__ BlockBarrier bars[kSliceChunks];
   T* s = reinterpret_cast<T*>(slice_smem);
   const int t = static_cast<int>(threadIdx.x);
-  std::int64_t row = blockIdx.x, begin = 0, M = gridDim.x;
+  std::int64_t row = blockIdx.x, begin = 0;
   if constexpr (kCluster) {
     const cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
     row = blockIdx.x / cluster.num_blocks();  // 1-D clusters tile the grid, C blocks a row
-    M = gridDim.x / cluster.num_blocks();
     begin = cluster.block_rank() * slice;
     N = std::max<std::int64_t>(0, std::min(slice, N - begin));  // from here on: this block's part
   }
@@ -115,7 +111,6 @@ __device__ __forceinline__ void block_hybrid_body(const T* __restrict__ x, T* __
   const RowStats mine = tile_stats(tile);
   // (W == 1: the slice may start off a 16-byte boundary, as in slice_window<W == 1> above.)
   const RowStats sliced = slice_stats<W == 1>(s, w, per, sb);
-  prefetch_wave_ahead<kWave>(ahead, WaveAt::loaded, x, row, M, ld_x, begin, N);
   RowStats stats = block_allreduce<kThreads>(merge(mine, sliced), MergeOp{});
   if constexpr (kCluster) {
     // The row's statistics from every block's pair (distributed shared memory).
@@ -128,20 +123,18 @@ __device__ __forceinline__ void block_hybrid_body(const T* __restrict__ x, T* __
   const RowScale scale = row_scale(stats);
   write_slice_vecs_grouped<kOutputGroup<T>>(s, yrow + cut - w.lo, w.vlo, w.vhi, W == V, scale);
   write_slice_edges(s, yrow + cut - w.lo, w, scale);
-  prefetch_wave_ahead<kWave>(ahead, WaveAt::stored, x, row, M, ld_x, begin, N);
   // No block may exit (and free its shared memory) while another still reads its pair.
   if constexpr (kCluster) cluster_wait_readers();
 }
 
 // A thread within 64 registers: 1024 threads per SM (one block of 1024, or two of 512;
 // softmax_families.hpp).
-template <class T, int kThreads, int K, Access A, bool kCluster, bool kWave>
+template <class T, int kThreads, int K, Access A, bool kCluster>
 __global__ void __launch_bounds__(kThreads, kTileMinBlocks<kThreads>)
     block_hybrid_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t N,
-                        std::int64_t ld_x, std::int64_t ld_y, std::int64_t slice,
-                        WavePrefetch ahead) {
-  block_hybrid_body<kGroupWidth<T, A>, kWindowed<A>, kCluster, kWave, kThreads, K>(
-      x, y, N, ld_x, ld_y, slice, ahead);
+                        std::int64_t ld_x, std::int64_t ld_y, std::int64_t slice) {
+  block_hybrid_body<kGroupWidth<T, A>, kWindowed<A>, kCluster, kThreads, K>(x, y, N, ld_x, ld_y,
+                                                                            slice);
 }
 
 template <class T, Access A, class F>
@@ -159,12 +152,10 @@ bool with_kernel(const SoftmaxPlan& plan, F&& f) {
     };
     const auto run = [&](auto cluster) {
       constexpr bool kCluster = decltype(cluster)::value;
-      with_wave(plan.wave_prefetch, [&](auto wave) {
-        const auto kernel = block_hybrid_kernel<T, kThreads, K, A, kCluster, wave>;
-        static const bool prepared = prepare(kernel, kCluster);  // once per instantiation
-        (void)prepared;
-        f(kernel, static_cast<std::int64_t>(kThreads) * K * Vec<T>::kElems);
-      });
+      const auto kernel = block_hybrid_kernel<T, kThreads, K, A, kCluster>;
+      static const bool prepared = prepare(kernel, kCluster);  // once per instantiation
+      (void)prepared;
+      f(kernel, static_cast<std::int64_t>(kThreads) * K * Vec<T>::kElems);
     };
     if (plan.cluster > 1)
       run(std::true_type{});
@@ -218,18 +209,15 @@ void launch_block_hybrid(const SoftmaxPlan& plan, const Launch& l) {
                                       " elements past the register tile");
         const auto* xp = static_cast<const T*>(l.x);
         auto* yp = static_cast<T*>(l.y);
-        const WavePrefetch ahead = wave_prefetch_arg(
-            plan.wave_prefetch, wave_rows(plan, reinterpret_cast<const void*>(kernel),
-                                          plan.threads, plan.smem_bytes));
         if (C > 1) {
           cudaLaunchAttribute attr[1];
           const cudaLaunchConfig_t cfg =
               cluster_launch_config(p.M * C, plan.threads, plan.smem_bytes, C, l.stream, attr);
           CUDA_CHECK(
-              cudaLaunchKernelEx(&cfg, kernel, xp, yp, p.N, p.ld_x, p.ld_y, plan.slice, ahead));
+              cudaLaunchKernelEx(&cfg, kernel, xp, yp, p.N, p.ld_x, p.ld_y, plan.slice));
         } else {
           kernel<<<static_cast<unsigned>(p.M), plan.threads, plan.smem_bytes, l.stream>>>(
-              xp, yp, p.N, p.ld_x, p.ld_y, p.N, ahead);
+              xp, yp, p.N, p.ld_x, p.ld_y, p.N);
         }
         CUDA_CHECK_LAUNCH();
       });

@@ -6,7 +6,7 @@
 // (row_stats.cuh) instead of a max reduction followed by a sum reduction: one round of barriers
 // instead of two. The tile is (threads, K) from a short list, chosen by the dispatch: for 16-bit
 // rows the smallest that holds N, for fp32 rows the widest that N fills to at least 65% (on the
-// H200 a row two thirds of its tile ran 1.007-1.022x faster than on the tile it fills exactly:
+// H200 a row two thirds of its tile ran faster than on the tile it fills exactly:
 // softmax_dispatch.hpp); the tail of a row that is not a whole number of vectors is patched
 // element by element (row_tile.cuh).
 //
@@ -30,7 +30,6 @@
 #include <type_traits>
 
 #include "kernels/cuda_check.hpp"
-#include "kernels/l2_prefetch.cuh"
 #include "kernels/row_tile.cuh"
 #include "kernels/softmax_families.hpp"
 
@@ -38,29 +37,25 @@ namespace smr::prod {
 
 namespace {
 
-// kWave: the wave prefetch of a candidate plan (l2_prefetch.cuh), at the block's end only (between
-// the loads and the reduction it took the 4-vector fp32 tiles from 40 to 44-48 registers: one
-// block an SM fewer); every default runs without.
-template <int W, bool kWindowed, bool kWave, int kThreads, int K, class T>
+template <int W, bool kWindowed, int kThreads, int K, class T>
 __device__ __forceinline__ void block_row_body(const T* __restrict__ x, T* __restrict__ y,
                                                std::int64_t N, std::int64_t ld_x,
-                                               std::int64_t ld_y, WavePrefetch ahead) {
-  const std::int64_t row = blockIdx.x, M = gridDim.x;
+                                               std::int64_t ld_y) {
+  const std::int64_t row = blockIdx.x;
   const int t = static_cast<int>(threadIdx.x);
   RowTile<T, K> tile;
   load_tile<W, kThreads, kWindowed>(x + row * ld_x, N, t, tile);
   const RowStats mine = tile_stats(tile);
   const RowStats stats = block_allreduce<kThreads>(mine, MergeOp{});
   store_tile<W, kThreads, kWindowed>(y + row * ld_y, N, t, tile, tile_scale(mine, stats));
-  prefetch_wave_ahead<kWave>(ahead, WaveAt::stored, x, row, M, ld_x, 0, N);
 }
 
 // At least 1024 threads per SM: each thread within 64 registers (softmax_families.hpp).
-template <class T, int kThreads, int K, Access A, bool kWave>
+template <class T, int kThreads, int K, Access A>
 __global__ void __launch_bounds__(kThreads, kTileMinBlocks<kThreads>)
     block_row_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t N, std::int64_t ld_x,
-                     std::int64_t ld_y, WavePrefetch ahead) {
-  block_row_body<kGroupWidth<T, A>, kWindowed<A>, kWave, kThreads, K>(x, y, N, ld_x, ld_y, ahead);
+                     std::int64_t ld_y) {
+  block_row_body<kGroupWidth<T, A>, kWindowed<A>, kThreads, K>(x, y, N, ld_x, ld_y);
 }
 
 }  // namespace
@@ -68,8 +63,6 @@ __global__ void __launch_bounds__(kThreads, kTileMinBlocks<kThreads>)
 void launch_block_row(const SoftmaxPlan& plan, const Launch& l) {
   const Problem& p = l.p;
   check_grid_blocks("block_row", "M (one block per row)", p.M);
-  if (plan.wave_prefetch == static_cast<int>(WaveAt::loaded))
-    throw std::invalid_argument("block_row: the wave prefetch is issued once stored, not loaded");
   bool found = false;
   with_storage(p.dtype, [&](auto type_tag) {
     using T = decltype(type_tag);
@@ -84,14 +77,8 @@ void launch_block_row(const SoftmaxPlan& plan, const Launch& l) {
       const Access access = tile_access(l.x, p.ld_x, l.y, p.ld_y, sizeof(T), p.N,
                                         static_cast<std::int64_t>(kThreads) * K * Vec<T>::kElems);
       with_access(access, [&](auto a) {
-        with_wave(plan.wave_prefetch, [&](auto wave) {
-          const auto kernel = block_row_kernel<T, kThreads, K, a, wave>;
-          const WavePrefetch ahead = wave_prefetch_arg(
-              plan.wave_prefetch,
-              wave_rows(plan, reinterpret_cast<const void*>(kernel), kThreads, 0));
-          kernel<<<static_cast<unsigned>(p.M), kThreads, 0, l.stream>>>(
-              static_cast<const T*>(l.x), static_cast<T*>(l.y), p.N, p.ld_x, p.ld_y, ahead);
-        });
+        block_row_kernel<T, kThreads, K, a><<<static_cast<unsigned>(p.M), kThreads, 0, l.stream>>>(
+            static_cast<const T*>(l.x), static_cast<T*>(l.y), p.N, p.ld_x, p.ld_y);
       });
       CUDA_CHECK_LAUNCH();
     });

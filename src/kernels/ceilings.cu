@@ -13,8 +13,8 @@
 //     writes rows with (copy_kernel below says why);
 //   - at most 5 resident blocks per SM (shared memory reserved to cap them), as many as
 //     block_row's 256 x 4 tile gets from its registers: 1280 threads x 64 B = 80 KB in flight per
-//     SM, still ~3x the ~25 KB needed. More blocks were slower, not faster (96.5% of
-//     cudaMemcpyAsync with 8 per SM, 97.8% with 5: docs/performance.md, "Ceilings").
+//     SM, still ~3x the ~25 KB needed. More blocks were slower, not faster (the copy variants
+//     below; docs/performance.md, "Tried and rejected").
 // Bytes per copied byte: 1 read + 1 written. FLOPs: none.
 // Any size and alignment: the aligned body goes 16 bytes at a time when src and dst have the
 // same alignment modulo 16 (4 bytes at a time when they agree modulo 4, single bytes otherwise);
@@ -87,8 +87,8 @@ __device__ __forceinline__ void store_word(Word* p, Word v) {
 // 512 consecutive bytes), all kLoads before its first store, and the grid has one block per chunk
 // -- the access pattern of block_row. kPhased adds block_row's other habit, a block barrier
 // between the loads and the stores (block_row reduces there): the block's reads, then its writes.
-// (The first version was persistent and grid-stride: a thread's four loads lay a whole grid's
-// stride apart, and it reached 92.5% of cudaMemcpyAsync: docs/performance.md.)
+// (A persistent grid-stride form, a thread's four loads a whole grid's stride apart, ran further
+// from cudaMemcpyAsync: docs/performance.md, "Tried and rejected".)
 template <class Word, int kThreads, int kLoads, bool kPhased, int kHint, bool kStreaming>
 __global__ void __launch_bounds__(kThreads)
     copy_kernel(const unsigned char* __restrict__ src, unsigned char* __restrict__ dst,
@@ -242,9 +242,9 @@ namespace ceilings {
 
 std::vector<CopyVariant> copy_variants() {
   using H = CopyVariant::Hint;
-  // On the H200 (results/h200/gpu-tests), without an occupancy cap: 256 x 4 phased 96.8% of
-  // cudaMemcpyAsync, interleaved 96.4%, 256 x 8 96.0%, 512 x 4 97.3%, st.cs 95.1%, L2::256B
-  // 96.4%, L2::256B + st.cs on 256 x 8 93.9%, ld.cs + st.cs 96.6%.
+  // The GPU test "copy ceiling is at least as fast as cudaMemcpyAsync" times each against
+  // cudaMemcpyAsync; on the H200 none beat the default (docs/performance.md, "Tried and
+  // rejected").
   return {
       CopyVariant{},                                       // the ceiling's: 256 x 4, 5 per SM
       CopyVariant{256, 4, true, H::none, false, 0},        // no occupancy cap (8 per SM)

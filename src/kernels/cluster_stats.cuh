@@ -13,12 +13,12 @@
 // Only thread 0 writes what the other blocks read, so only its arrival needs release semantics.
 // Warp 0 arrives with release (barrier.cluster.arrive: a memory barrier in that warp), the other
 // warps relaxed; the second arrival orders no write (the pairs read before it are already in
-// registers) and is relaxed in every warp. On the H200 this took the cluster plans with two or
-// more blocks an SM 1.05-1.10x, those with one 0.997-1.024x, against release arrivals in every warp
-// as cooperative_groups' cluster.sync() emits (a MEMBAR in every warp, once per row:
-// docs/performance.md, session 14). The split is by warp, never inside one: thread 0 alone with
-// release and threads 1-31 relaxed, warp 0 divided between two arrive instructions, hung every
-// cluster kernel (session 7).
+// registers) and is relaxed in every warp. On the H200 this made the cluster plans with two or
+// more blocks an SM faster, and those with one no slower, than release arrivals in every warp as
+// cooperative_groups' cluster.sync() emits (a MEMBAR in every warp, once per row:
+// results/h200/tuning/; docs/performance.md, "cluster_tile"). The split is by warp, never inside
+// one: thread 0 alone with release and threads 1-31 relaxed, warp 0 divided between two arrive
+// instructions, hung every cluster kernel.
 #pragma once
 
 #include <cooperative_groups.h>

@@ -15,9 +15,9 @@
 // Tiles (threads, K; tile_lists.hpp): fp32 (1024, 8) = 32768 elements and (512, 8) = 16384 per
 // block; bf16/fp16 (1024, 4) = 32768, (512, 4) and (1024, 2) = 16384. Rows up to 16 tiles:
 // 524288. The dispatch runs it by default for fp32 rows of 2 tiles of 32768, or up to 8 of 16384,
-// that block_hybrid does not take (docs/performance.md: on the H200 N = 131072 on 8 x 512 threads
-// at 90% of the copy ceiling since session 14's exchange, 85% before; 16 tiles slower than
-// split_row; 16-bit rows 0.87-0.90x cluster_row's).
+// that block_hybrid does not take; on the H200 16 tiles ran slower than split_row and 16-bit rows
+// slower than cluster_row (its % of the copy ceiling: results/h200/default/; the alternatives:
+// results/h200/tuning/; docs/performance.md, "cluster_tile").
 //
 // Cost per element: one read and one write (TrafficModel::fused); FLOPs as block_row (the tiles
 // keep their exponentials). Bound: DRAM bandwidth, with 128 KB of loads in flight per SM (one
@@ -35,7 +35,6 @@
 
 #include "kernels/cluster_stats.cuh"
 #include "kernels/cuda_check.hpp"
-#include "kernels/l2_prefetch.cuh"
 #include "kernels/row_tile.cuh"
 #include "kernels/softmax_families.hpp"
 
@@ -45,18 +44,15 @@ namespace cg = cooperative_groups;
 
 namespace {
 
-// kWave: the wave prefetch of a candidate plan (l2_prefetch.cuh); every default runs without.
-template <int W, bool kWindowed, bool kWave, int kThreads, int K, class T>
+template <int W, bool kWindowed, int kThreads, int K, class T>
 __device__ __forceinline__ void cluster_tile_body(const T* __restrict__ x, T* __restrict__ y,
                                                   std::int64_t N, std::int64_t ld_x,
-                                                  std::int64_t ld_y, std::int64_t slice,
-                                                  WavePrefetch ahead) {
+                                                  std::int64_t ld_y, std::int64_t slice) {
   __shared__ RowStats block_stats;  // this block's partial, read by the whole cluster
   const cg::cluster_group cluster = cg::this_cluster();
   const int C = static_cast<int>(cluster.num_blocks());
   const int rank = static_cast<int>(cluster.block_rank());
   const std::int64_t row = blockIdx.x / C;  // 1-D clusters tile the grid: blocks row*C .. row*C+C-1
-  const std::int64_t M = gridDim.x / C;
   const std::int64_t begin = rank * slice;  // slice <= the tile's capacity, a multiple of V
   const std::int64_t n = std::max<std::int64_t>(0, std::min(slice, N - begin));
   const int t = static_cast<int>(threadIdx.x);
@@ -64,47 +60,40 @@ __device__ __forceinline__ void cluster_tile_body(const T* __restrict__ x, T* __
   RowTile<T, K> tile;
   load_tile<W, kThreads, kWindowed>(x + row * ld_x + begin, n, t, tile);
   const RowStats mine = tile_stats(tile);
-  prefetch_wave_ahead<kWave>(ahead, WaveAt::loaded, x, row, M, ld_x, begin, n);
   const RowStats block = block_allreduce<kThreads>(mine, MergeOp{});
   // Every block's partial through distributed shared memory (cluster_stats.cuh).
   const RowStats row_stats = cluster_row_stats(block_stats, block);
 
   store_tile<W, kThreads, kWindowed>(y + row * ld_y + begin, n, t, tile,
                                      tile_scale(mine, row_stats));
-  prefetch_wave_ahead<kWave>(ahead, WaveAt::stored, x, row, M, ld_x, begin, n);
 
   // No block may exit (and free its shared memory) while another still reads its partial.
   cluster_wait_readers();
 }
 
 // At least 1024 threads per SM: each thread within 64 registers (softmax_families.hpp).
-template <class T, int kThreads, int K, Access A, bool kWave>
+template <class T, int kThreads, int K, Access A>
 __global__ void __launch_bounds__(kThreads, kTileMinBlocks<kThreads>)
     cluster_tile_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t N,
-                        std::int64_t ld_x, std::int64_t ld_y, std::int64_t slice,
-                        WavePrefetch ahead) {
-  cluster_tile_body<kGroupWidth<T, A>, kWindowed<A>, kWave, kThreads, K>(x, y, N, ld_x, ld_y,
-                                                                         slice, ahead);
+                        std::int64_t ld_x, std::int64_t ld_y, std::int64_t slice) {
+  cluster_tile_body<kGroupWidth<T, A>, kWindowed<A>, kThreads, K>(x, y, N, ld_x, ld_y, slice);
 }
 
-// f(kernel, capacity) for the plan's tile (and its wave prefetch: with_wave).
+// f(kernel, capacity) for the plan's tile.
 template <class T, Access A, class F>
 bool with_kernel(const SoftmaxPlan& plan, F&& f) {
   using Tiles = std::conditional_t<sizeof(T) == 4, ClusterTileTilesFp32, ClusterTileTiles16>;
   return with_tile(Tiles{}, plan.threads, plan.vecs, [&](auto tile) {
     constexpr int kThreads = decltype(tile)::kLanes;
     constexpr int K = decltype(tile)::kVecs;
-    with_wave(plan.wave_prefetch, [&](auto wave) {
-      const auto kernel = cluster_tile_kernel<T, kThreads, K, A, wave>;
-      // Once per instantiation: clusters of more than 8 blocks need the opt-in.
-      static const bool prepared = [&] {
-        CUDA_CHECK(
-            cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-        return true;
-      }();
-      (void)prepared;
-      f(kernel, static_cast<std::int64_t>(kThreads) * K * Vec<T>::kElems);
-    });
+    const auto kernel = cluster_tile_kernel<T, kThreads, K, A>;
+    // Once per instantiation: clusters of more than 8 blocks need the opt-in.
+    static const bool prepared = [&] {
+      CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+      return true;
+    }();
+    (void)prepared;
+    f(kernel, static_cast<std::int64_t>(kThreads) * K * Vec<T>::kElems);
   });
 }
 
@@ -135,12 +124,8 @@ void launch_cluster_tile(const SoftmaxPlan& plan, const Launch& l) {
         cudaLaunchAttribute attr[1];
         const cudaLaunchConfig_t cfg = cluster_launch_config(p.M * plan.cluster, plan.threads, 0,
                                                              plan.cluster, l.stream, attr);
-        const WavePrefetch ahead = wave_prefetch_arg(
-            plan.wave_prefetch,
-            wave_rows(plan, reinterpret_cast<const void*>(kernel), plan.threads, 0));
         CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, static_cast<const T*>(l.x),
-                                      static_cast<T*>(l.y), p.N, p.ld_x, p.ld_y, plan.slice,
-                                      ahead));
+                                      static_cast<T*>(l.y), p.N, p.ld_x, p.ld_y, plan.slice));
         CUDA_CHECK_LAUNCH();
       });
     });

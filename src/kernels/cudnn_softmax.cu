@@ -140,8 +140,9 @@ std::optional<std::string> unsupported(const Problem& p, const DeviceLimits&) {
   if ((p.M - 1) * ld + p.N > INT_MAX)
     return "cuDNN tensors hold at most 2^31 - 1 elements including row padding; this problem "
            "spans " + std::to_string((p.M - 1) * ld + p.N);
-  // Seen on the H200 with cuDNN 9.14 (results/h200/gpu-tests/s4-call2-gpu-tests.log): with an image
-  // stride ld > N the descriptor above is accepted, but cudnnSoftmaxForward treats the tensor as
+  // Seen on the H200 with cuDNN 9.14 (the GPU test of every kernel on padded rows failed for
+  // cuDNN alone): with an image stride ld > N the descriptor above is accepted, but
+  // cudnnSoftmaxForward treats the tensor as
   // packed -- it writes the row padding and leaves later rows unwritten. So padded rows are not
   // offered to cuDNN rather than timed wrong.
   if (p.ld_x != p.N || p.ld_y != p.N)

@@ -204,10 +204,10 @@ inline constexpr int kStatsGroup = 2;
 // `if (q < end) v = sv[q]`. The two compile differently: in split_row's 16-bit kernels and its
 // windowed fp32 ones ptxas put each conditional load behind a branch, with its shared address
 // rebuilt inside (seven instructions a load); in its aligned fp32 ones it predicated them, and
-// there the unconditional form ran slower (the two-slice plan at N = 1000003: 1.03x). So each
-// takes the form that ran faster: kStatsEveryLoad (docs/performance.md, "Session 21"). Either
-// way the step's first vector is not tested, which the compiler could not see (session 22: 45 of
-// 56 split_row and cluster_row plans timed faster, up to 1.037x; the fp32 default at 2^20 1.014x).
+// there the unconditional form ran slower (the two-slice plan at N = 1000003). So each takes the
+// form that ran faster: kStatsEveryLoad. Either way the step's first vector is not tested, which
+// the compiler could not see (most split_row and cluster_row plans ran faster for it).
+// Evidence: results/h200/tuning/; docs/performance.md, "split_row".
 template <bool kEveryLoad, class T>
 __device__ __forceinline__ RowStats smem_vec_stats(const T* s, std::int64_t begin, std::int64_t end,
                                                    RowStats st) {
@@ -219,7 +219,7 @@ __device__ __forceinline__ RowStats smem_vec_stats(const T* s, std::int64_t begi
 #pragma unroll
     for (int g = 0; g < kStatsGroup; ++g) {
       const std::int64_t q = i + g * stride;
-      // The step's first vector is inside by the loop's test (docs/performance.md, "Session 22").
+      // The step's first vector is inside by the loop's test.
       const bool in = g == 0 || q < end;
       if constexpr (kEveryLoad) {
         const Vec<T> v = sv[in ? q : i];
@@ -299,10 +299,10 @@ __device__ __forceinline__ void write_slice_vecs(const T* s, T* window, std::int
 // in flight at once instead of one, the loop's compare and address arithmetic shared by the group,
 // and 32-bit shared-memory indices (a slice is at most 232448 bytes). block_hybrid's fp32 slices
 // take G = 2: there one 512-thread block per SM writes up to 192 KB from shared memory, 16 warps
-// with one load each in flight (on the H200 1.06x at N = 65536, and the 48 bytes of spill of its
-// aligned instantiations gone: docs/performance.md, session 7). Not the cluster_row and split_row
-// kernels: two vectors a thread cost cluster_row 4-6 registers, and with them blocks per SM at
-// small slices (0.87-0.93x at C = 8 and 16).
+// with one load each in flight (on the H200 faster at N = 65536, and the spill of its aligned
+// instantiations gone). Not the cluster_row and split_row kernels: two vectors a thread cost
+// cluster_row 4-6 registers, and with them blocks per SM at small slices, and it ran slower at
+// C = 8 and 16 (results/h200/tuning/; docs/performance.md, "block_hybrid").
 template <int G, class T>
 __device__ __forceinline__ void write_slice_vecs_grouped(const T* s, T* window, std::int64_t begin,
                                                          std::int64_t end, bool y_vec, RowScale r) {

@@ -28,8 +28,8 @@ namespace smr::prod {
 // it is loaded, and tile_stats overwrites each element with its exponential, so the output costs
 // one multiply per element. (A 16-bit tile used to keep the 16-byte vectors as loaded, 2 elements
 // a register, and evaluate each exponential again for the output: on the H200 holding fp32 was
-// 1.10-1.44x faster at every bf16 shape the tuning run timed, and ptxas gave it no more registers
-// -- 80 instead of 99 for warp_rows 32 x 4: docs/performance.md.)
+// faster at every bf16 shape the tuning run timed, and ptxas gave it fewer registers, not more:
+// docs/performance.md, "Tried and rejected".)
 template <class T, int K>
 struct RowTile {
   static constexpr int kVecs = K;

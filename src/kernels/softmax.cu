@@ -143,24 +143,6 @@ std::int64_t prod::resident_blocks(const void* kernel, int threads, std::size_t 
   return static_cast<std::int64_t>(sms) * per_sm;
 }
 
-std::int64_t prod::wave_rows(const SoftmaxPlan& plan, const void* kernel, int threads,
-                             std::size_t smem) {
-  if (plan.wave_prefetch == 0) return 0;
-  using Key = std::tuple<int, const void*, int, std::size_t, int>;
-  static std::mutex mu;
-  static std::map<Key, std::int64_t> cache;
-  int device = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  const Key key{device, kernel, threads, smem, plan.cluster};
-  const std::lock_guard<std::mutex> lock(mu);
-  if (auto it = cache.find(key); it != cache.end()) return it->second;
-  const std::int64_t rows = plan.cluster > 1
-                                ? max_active_clusters(kernel, threads, smem, plan.cluster)
-                                : resident_blocks(kernel, threads, smem);
-  cache.emplace(key, rows);
-  return rows;
-}
-
 namespace entries {
 
 KernelInfo softmax() {

@@ -59,32 +59,30 @@ i64 tile_capacity(TileShape t, DType type) {
 
 // ---- warp_rows ---------------------------------------------------------------------------------
 
-// The grid: fp32 rows one block per 8 x 32/G rows (on the H200 1.04-1.08x faster than a
-// persistent grid at N = 32 ... 1024), 16-bit rows a persistent grid (there 1.05-1.14x faster
-// than one block per rows; on the tile of 1024, 32 lanes x 4 vectors within 64 registers,
-// 1.08x at N = 1000 and 1024 in session 5's tuning runs): docs/performance.md.
+// The grid: fp32 rows one block per 8 x 32/G rows, 16-bit rows a persistent grid: on the H200 each
+// the faster of the two at N = 32 ... 1024 (results/h200/tuning/; docs/performance.md,
+// "warp_rows").
 bool warp_rows_persistent_default(DType t) { return t != DType::f32; }
 
-// `two_pass`: the reduction (warp_rows_two_pass_default when not given; one row a trip only).
-SoftmaxPlan warp_rows_plan(const Problem& p, TileShape tile, bool persistent, int rows_per_trip = 1,
+// `two_pass`: the reduction (warp_rows_two_pass_default when not given).
+SoftmaxPlan warp_rows_plan(const Problem& p, TileShape tile, bool persistent,
                            std::optional<bool> two_pass = std::nullopt) {
   SoftmaxPlan s;
   s.family = SoftmaxFamily::warp_rows;
   s.threads = kWarpRowsThreads;
   s.lanes_per_row = tile.threads_or_lanes;
   s.vecs = tile.vecs;
-  s.rows_per_trip = rows_per_trip;
-  s.two_pass = rows_per_trip == 1 && two_pass.value_or(warp_rows_two_pass_default(p.dtype));
+  s.two_pass = two_pass.value_or(warp_rows_two_pass_default(p.dtype));
   s.capacity = tile_capacity(tile, p.dtype);
   const i64 rows_per_block =
-      static_cast<i64>(kWarpRowsThreads / 32) * (32 / s.lanes_per_row) * rows_per_trip;
+      static_cast<i64>(kWarpRowsThreads / 32) * (32 / s.lanes_per_row);
   // 0: persistent, the launcher fills the card (occupancy API) or covers M, if fewer.
   s.grid = persistent ? 0 : ceil_div(p.M, rows_per_block);
   s.rows_in_flight = 0;
   s.why = fmt::format(
       "{}: warp_rows, {} lane(s) per row x {} 16-byte vector(s) per lane = {} elements in "
       "registers, {} rows per warp per trip, {}, {}",
-      shape_words(p), s.lanes_per_row, s.vecs, s.capacity, 32 / s.lanes_per_row * rows_per_trip,
+      shape_words(p), s.lanes_per_row, s.vecs, s.capacity, 32 / s.lanes_per_row,
       persistent ? "grid-stride over rows on a grid sized to the card"
                  : fmt::format("one block per {} rows", rows_per_block),
       s.two_pass ? "the row's max reduced over its lanes first, then the sum"
@@ -202,18 +200,15 @@ SoftmaxPlan block_hybrid_default(const Problem& p, const DeviceLimits& d) {
   return any;
 }
 
-// block_hybrid across a cluster by default (session 23's tuning table, call 1): the 512-thread
-// tile (the first listed), C = 1, 2, 4 ... up to kHybridClusterDefaultMax, the smallest C whose
-// blocks share an SM two at a time; 16-bit rows, where none does, the smallest C whose slice fits
-// at all. It needs a full wave of blocks (M x C >= SMs) and at least as much of each slice in
-// shared memory as in registers (a slice barely past its tile is cluster_tile's, and 16-bit
-// register tiles alone ran 0.78x block_hybrid at bf16 131072: session 22's tuning table); nullopt
-// where no C qualifies. On the
-// H200: bf16 N = 100000 and 131072 (C = 2) 1.015x and 1.016x block_hybrid's 1024-thread tile,
-// 262144 (C = 4) 1.062x cluster_row C = 8, 2^19 (C = 8) 1.107x and 2^20 (C = 8, slices of 131072,
-// one block an SM) 1.027x split_row, 1000003 (C = 8) 1.097x; fp32 2^18 (C = 8) 1.064x split_row's
-// pipelined plan. Where it lost (fp32 131072 0.992x cluster_tile; fp32 2^19 C = 16 0.936-0.949x
-// and 1000003 0.93x split_row; bf16 2^21 C = 16 0.90x), it is not the default.
+// block_hybrid across a cluster by default: the 512-thread tile (the first listed), C = 1, 2, 4 ...
+// up to kHybridClusterDefaultMax, the smallest C whose blocks share an SM two at a time; 16-bit
+// rows, where none does, the smallest C whose slice fits at all. It needs a full wave of blocks
+// (M x C >= SMs) and at least as much of each slice in shared memory as in registers (a slice
+// barely past its tile is cluster_tile's, and 16-bit register tiles alone ran slower than
+// block_hybrid at bf16 131072); nullopt where no C qualifies. The shapes it takes are those where
+// it beat the plan it replaces on the H200 (bf16 100000 ... 1000003, fp32 2^18); where it lost
+// (fp32 131072; fp32 2^19 and 1000003 and bf16 2^21 at C = 16), it is not the default
+// (results/h200/tuning/; docs/performance.md, "block_hybrid").
 std::optional<SoftmaxPlan> hybrid_cluster_default(const Problem& p, const DeviceLimits& d,
                                                   int max_cluster) {
   const TileShape tile = block_hybrid_tiles(p.dtype).front();
@@ -292,8 +287,8 @@ SoftmaxPlan cluster_plan(const Problem& p, const DeviceLimits& d, int C) {
   const i64 blocks_per_sm = std::max<i64>(1, static_cast<i64>(smem_per_sm(d) / per_block));
   s.rows_in_flight = std::max<i64>(1, std::min<i64>(p.M, blocks_per_sm * d.sm_count / C));
   // Who copies the slice in: the threads (cp.async) for clusters of 8, the copy engine otherwise
-  // (the H200's tuning runs, session 6: cp.async 1.02-1.08x TMA at C = 8 in fp32 and at bf16 N =
-  // 262144, mixed at C = 1, 2, 16).
+  // (on the H200 cp.async was the faster at C = 8, fp32 and bf16; neither was throughout at
+  // C = 1, 2, 16: results/h200/tuning/; docs/performance.md, "cluster_row").
   s.thread_copy = C == 8;
   s.why = fmt::format(
       "{}: cluster_row, a cluster of {} block(s) per row, {} elements ({}) per block held in "
@@ -320,11 +315,10 @@ SoftmaxPlan smallest_cluster(const Problem& p, const DeviceLimits& d, int max_cl
 // Whether split_row prefetches the next slice into L2 while a row waits for its partials, when
 // the caller does not say: only while the rows of one wave fill at most 41% of L2. The prefetched
 // lines must survive until the slice is copied in, beside the wave's outputs (write-back, dirty
-// in L2). On the H200 (session 3's tuning run, gpu-tests/tune-s3-call7.log, slices copied in chunk by
-// chunk) the prefetch paid 1.08x at 16.8 MB waves (N = 2^22), 1.03x at 22.4 MB (N = 65536),
-// 1.01x at 25.2 MB (2^21) and cost 0.97-0.95x at 26.2-29.4 MB (N = 131072 ... 2^20), where the
-// default sweep's counters had shown 5.4-6.6 bytes read per element against one read's 4; and
-// 0.92x for rows read twice (M = 8, N = 2^24).
+// in L2). On the H200 the prefetch paid at waves of up to ~25 MB (41% of its 60 MB L2) and cost
+// past them, where the default sweep's counters showed more bytes read per element than one read
+// of the row; it cost rows read twice too (results/h200/tuning/; docs/performance.md,
+// "split_row").
 bool split_prefetch_default(const Problem& p, const DeviceLimits& d, i64 rows_in_flight,
                             bool on_chip) {
   const double wave = static_cast<double>(rows_in_flight) * static_cast<double>(p.N) *
@@ -464,10 +458,9 @@ bool interleavable(const Problem& p, const SoftmaxPlan& s) {
 
 // Whether fp32 rows read twice deal their streamed parts out step by step (with_interleaved):
 // where a row's streamed part is larger than L2, so that its second read comes from DRAM. On the
-// H200 (session 15's tuning runs, gpu-tests/s15-call2-tune-*.log): M = 1, N = 2^26 (238 MB
-// streamed) 1.109x and 1.110x; M = 8, N = 2^24 (37 MB streamed a row, less than L2) 0.972x;
-// bf16 0.970x at M = 1 and 0.845x at M = 8 (its interleaved instantiation spilled 40 bytes), so
-// fp32 only.
+// H200 it paid at M = 1, N = 2^26 (238 MB streamed) and cost where the streamed part fits in L2
+// (M = 8, N = 2^24), and for bf16 everywhere (its interleaved instantiation spills), so fp32 only
+// (results/h200/tuning/; docs/performance.md, "split_row").
 bool split_interleave_default(const Problem& p, const DeviceLimits& d, const SoftmaxPlan& s) {
   const double streamed = static_cast<double>(p.N - std::min<i64>(p.N, s.slices * s.resident)) *
                           static_cast<double>(dtype_bytes(p.dtype));
@@ -501,36 +494,26 @@ std::optional<SoftmaxPlan> split_ring(const Problem& p, const DeviceLimits& d, i
   return s;
 }
 
-// The default split_row plan: rows that fit on chip on one block per SM (slices twice as long as
-// two blocks' would be; the H200's tuning runs, session 6, on one MUFU.EX2 per exponential: fp32
-// 1.02-1.04x two blocks per SM at N = 2^18 ... 2^22, bf16 1.05-1.07x at 2^19 ... 2^22), rows read
-// twice on two (there one block per SM keeps a smaller share of the row: 0.82-0.88x). fp32 rows
-// take the pipelined exchange where it fits (docs/performance.md, "Session 8" and "Session 9"):
-// - two slices per block where that keeps at least kSplitPipelinedMinRows rows in flight (session
-//   8's tuning run, call 2: 1.008x at N = 2^18, 1.021x at 2^19, 1.078x at 2^20, all with R >= 3;
-//   0.966x at 2^21, R = 1, where every block of the card waits on one row; 16-bit rows 0.85-0.93x
-//   everywhere: their statistics phase, twice the elements per byte, is half a trip), with the
-//   slice each trip copies in prefetched into L2 at the trip's start (session 10's tuning runs:
-//   1.022x, 1.044x and 1.042x without it at 2^18, 2^19 and 2^20, then 1.021x, 1.042x, 1.046x)
-//   and a partial found unpublished at the trip's start polled again before the statistics'
-//   reduction (1.006x, 1.008x, 1.019x; the trips that still waited for a partial when they
-//   needed it from 11-14% to 2-3%);
+// The default split_row plan, each choice the faster on the H200 of those the tuning test times
+// (results/h200/tuning/; docs/performance.md, "split_row"): rows that fit on chip on one block per
+// SM (slices twice as long as two blocks' would be), rows read twice on two (there one block per
+// SM keeps a smaller share of the row). fp32 rows take the pipelined exchange where it fits:
+// - two slices per block where that keeps at least kSplitPipelinedMinRows rows in flight (with
+//   fewer, every block of the card waits on one row; 16-bit rows never: their statistics phase,
+//   twice the elements per byte, is half a trip), with the slice each trip copies in prefetched
+//   into L2 at the trip's start and a partial found unpublished at the trip's start polled again
+//   before the statistics' reduction (fewer trips then wait for a partial when they need it);
 // - else three slices per block where they are no shorter than two slices would be (the third
-//   part of shared memory is then free, and it gives the copies a trip of lead time: session 9's
-//   tuning run, 1.047x the one-slice plan at N = 2^21, 1.08x the two-slice plan; where the slices
-//   had to shrink, 2^18-2^20, 0.88-0.95x);
-// fp32 rows off 16-byte boundaries (N = 1000003): two blocks per SM with counted partials ran
-// 1.044x, 1.065x and 1.073x the default in three tuning runs (sessions 8 and 9), the two-slice
-// plan 0.93x that; since sessions 21 and 22's statistics loops the two-slice plan with the
-// prefetch ran 1.001x (session 21), 1.022x (session 22's call 2), 1.012x and 1.010x (session 23's
-// call 1, two tables) the counted one, and is the default where it keeps kSplitPipelinedMinRows
-// rows in flight. Aligned fp32 rows on chip that take neither form and go one at a time
-// over the whole card (N = 2^22: a 127 KB slice a block, two would not fit) take the ring of chunk
-// slots (split_ring; session 16's tuning run, gpu-tests/s16-call1-tune-fp32-split.log: 1.079x the
-// one-slice plan at 2^22; where it has more rows in flight or shorter slices than the plan it
-// would replace, 0.70-0.79x fp32 and 0.66-0.81x bf16, its exchange then on the critical path of
-// every trip). Rows read twice: two blocks per SM, and for fp32 rows whose streamed
-// part is larger than L2 that part dealt out step by step (split_interleave_default).
+//   part of shared memory is then free, and it gives the copies a trip of lead time; where the
+//   slices would have to shrink it is slower);
+// fp32 rows off 16-byte boundaries (N = 1000003): the two-slice plan with the prefetch where it
+// keeps kSplitPipelinedMinRows rows in flight, else two blocks per SM with counted partials.
+// Aligned fp32 rows on chip that take neither form and go one at a time over the whole card
+// (N = 2^22: a 127 KB slice a block, two would not fit) take the ring of chunk slots (split_ring;
+// where it would have more rows in flight or shorter slices than the plan it replaces it is
+// slower, its exchange then on the critical path of every trip). Rows read twice: two blocks per
+// SM, and for fp32 rows whose streamed part is larger than L2 that part dealt out step by step
+// (split_interleave_default).
 SoftmaxPlan split_default(const Problem& p, const DeviceLimits& d) {
   if (p.dtype == DType::f32) {
     if (row_head_room(p) == 0) {
@@ -540,9 +523,8 @@ SoftmaxPlan split_default(const Problem& p, const DeviceLimits& d) {
       if (two && three && three->slices == two->slices) return *three;
     } else {
       // Rows off 16-byte boundaries: the two-slice plan with the prefetch where it keeps as many
-      // rows in flight as the aligned rows' default needs (N = 1000003: 1.010-1.022x the counted
-      // plan in three tuning tables, sessions 22 and 23), else two blocks per SM with counted
-      // partials.
+      // rows in flight as the aligned rows' default needs (at N = 1000003 faster than the counted
+      // plan: results/h200/tuning/), else two blocks per SM with counted partials.
       const std::optional<SoftmaxPlan> two = split_pipelined(p, d, 2, true);
       if (two && two->rows_in_flight >= kSplitPipelinedMinRows) return *two;
       const SoftmaxPlan two_per_sm = split_plan(p, d, Prefetch::off);
@@ -562,14 +544,13 @@ SoftmaxPlan split_default(const Problem& p, const DeviceLimits& d) {
 
 bool same_plan(const SoftmaxPlan& a, const SoftmaxPlan& b) {
   return a.family == b.family && a.threads == b.threads && a.lanes_per_row == b.lanes_per_row &&
-         a.vecs == b.vecs && a.rows_per_trip == b.rows_per_trip && a.two_pass == b.two_pass &&
+         a.vecs == b.vecs && a.two_pass == b.two_pass &&
          a.cluster == b.cluster &&
          a.slices == b.slices && a.slice == b.slice &&
          a.resident == b.resident && a.grid == b.grid && a.prefetch == b.prefetch &&
          a.repoll == b.repoll &&
          a.thread_copy == b.thread_copy && a.tagged_partials == b.tagged_partials &&
-         a.buffers == b.buffers && a.interleaved == b.interleaved && a.ring == b.ring &&
-         a.wave_prefetch == b.wave_prefetch;
+         a.buffers == b.buffers && a.interleaved == b.interleaved && a.ring == b.ring;
 }
 
 // The same cluster_row plan with its slice copied in the other way (threads / copy engine): a
@@ -662,7 +643,6 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
                                       int max_cluster) {
   check_problem(p);
   std::vector<SoftmaxPlan> out;
-  const i64 V = vec_elems(p.dtype);
   const i64 b = dtype_bytes(p.dtype);
   const i64 need = p.N + row_head_room(p);  // a register tile holds the row's window
   constexpr std::size_t kMaxTiles = 3;  // the smallest tiles that fit: larger ones only mask more
@@ -683,12 +663,7 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
       out.push_back(warp_rows_plan(p, {first.lanes_per_row, first.vecs}, !persistent));
       // The default tile with the other reduction (two-pass <-> pairs' merge).
       out.push_back(
-          warp_rows_plan(p, {first.lanes_per_row, first.vecs}, persistent, 1, !first.two_pass));
-      // Two rows per trip, for the tiles of the smallest capacity that are built for it.
-      for (TileShape t : warp_rows_tiles(p.dtype))
-        if (tile_capacity(t, p.dtype) == first_cap &&
-            warp_rows_two_rows_per_trip(t.vecs, static_cast<int>(V)))
-          out.push_back(warp_rows_plan(p, t, persistent, 2));
+          warp_rows_plan(p, {first.lanes_per_row, first.vecs}, persistent, !first.two_pass));
       break;
     }
     case SoftmaxFamily::block_row: {
@@ -705,8 +680,8 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
       break;
     }
     case SoftmaxFamily::block_hybrid:
-      // One block per row, then across clusters of 2 ... max_cluster blocks (session 23's
-      // candidates: each block a slice longer than its tile).
+      // One block per row, then across clusters of 2 ... max_cluster blocks (each block a slice
+      // longer than its tile).
       for (int C = 1; C <= max_cluster; C *= 2)
         for (TileShape t : block_hybrid_tiles(p.dtype)) {
           SoftmaxPlan s = block_hybrid_plan(p, d, t, C);
@@ -741,8 +716,7 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
         out.push_back(split_plan(p, d, Prefetch::by_rule, 1));
         // One block per SM with two slices of the same length as two blocks' (rows on chip),
         // or three of two thirds of that; each also with the L2 prefetch of the slice it copies
-        // in next (session 10's candidates), that one also polling unpublished partials again
-        // early.
+        // in next, that one also polling unpublished partials again early.
         for (const bool prefetch : {false, true})
           for (const int buffers : {2, 3})
             if (std::optional<SoftmaxPlan> q = split_pipelined(p, d, buffers, prefetch)) {
@@ -801,8 +775,9 @@ SoftmaxPlan plan_softmax(const Problem& p, const DeviceLimits& d, int max_cluste
 
   // Longer rows: one block per row, registers and shared memory, while they hold the row; it
   // needs a full wave of rows (M >= SMs). Except fp32 rows that fill a cluster of 512-thread
-  // register tiles exactly (N = 65536: 4 x 16384), which take the cluster: on the H200 1.009x,
-  // 1.012x and 1.020x block_hybrid's 16384 + 192 KiB in three tuning runs (sessions 14 and 17).
+  // register tiles exactly (N = 65536: 4 x 16384), which take the cluster: on the H200 faster
+  // than block_hybrid's 16384 + 192 KiB (results/h200/tuning/; docs/performance.md,
+  // "cluster_tile").
   if (p.N <= block_hybrid_max_n(p.dtype, d) && p.M >= d.sm_count) {
     if (p.dtype == DType::f32 && max_cluster > 1) {
       SoftmaxPlan t = narrow_cluster_tile();
@@ -816,10 +791,10 @@ SoftmaxPlan plan_softmax(const Problem& p, const DeviceLimits& d, int max_cluste
   }
 
   // fp32 rows just past block_hybrid, while two blocks of a cluster hold the row in shared memory
-  // (cluster_row C = 2 fits: one block per SM; on the H200 1.15x cluster_tile's 4 register tiles
-  // at N = 100000, session 4's tuning run): two blocks of a cluster, each holding half the row as
-  // block_hybrid holds a row, 16384 elements in registers and the rest in shared memory (session
-  // 23's call 1: 1.043x cluster_row C = 2 at N = 100000).
+  // (cluster_row C = 2 fits: one block per SM; on the H200 faster than cluster_tile's 4 register
+  // tiles at N = 100000): two blocks of a cluster, each holding half the row as block_hybrid holds
+  // a row, 16384 elements in registers and the rest in shared memory (there faster than
+  // cluster_row C = 2: results/h200/tuning/; docs/performance.md, "block_hybrid").
   if (p.dtype == DType::f32 && max_cluster >= 2 && p.N > block_hybrid_max_n(p.dtype, d)) {
     SoftmaxPlan two = cluster_plan(p, d, 2);
     if (two.cluster == 2 && p.M * 2 >= d.sm_count) {
@@ -862,40 +837,8 @@ SoftmaxPlan plan_softmax(const Problem& p, const DeviceLimits& d, int max_cluste
   return s;
 }
 
-namespace {
-
-// Families whose blocks hold their whole part of a row on chip and can prefetch a later one.
-bool wave_prefetchable(SoftmaxFamily f) {
-  return f == SoftmaxFamily::block_row || f == SoftmaxFamily::cluster_tile ||
-         f == SoftmaxFamily::block_hybrid;
-}
-
-// The same plan with the wave prefetch (SoftmaxPlan::wave_prefetch, at = 1 or 2): a candidate.
-// The reading behind it (session 25): these families run at 93-97% of the copy ceiling where a
-// block's row is 64-256 KB and one to three blocks share an SM, and 98-100% where 16-21 small
-// blocks do -- as if each block's start (no loads back yet) and end (nothing left to load) left
-// its SM's share of DRAM idle unless another block of the SM fills it.
-SoftmaxPlan with_wave_prefetch(SoftmaxPlan s, int at) {
-  s.wave_prefetch = at;
-  s.why += at == 1 ? "; each block prefetches its part of the row one wave later into L2 once "
-                     "its own loads are in"
-                   : "; each block prefetches its part of the row one wave later into L2 once "
-                     "its stores are issued";
-  return s;
-}
-
-}  // namespace
-
 std::vector<SoftmaxPlan> candidate_plans(const Problem& p, const DeviceLimits& d, int max_cluster) {
   std::vector<SoftmaxPlan> out{plan_softmax(p, d, max_cluster)};
-  if (wave_prefetchable(out.front().family)) {
-    const SoftmaxPlan first = out.front();
-    // block_row only at the end: its prefetch between loads and reduction took ptxas from 40 to
-    // 44-48 registers a thread on the 4-vector fp32 tiles (one block an SM fewer), where at the end
-    // it takes what the default takes -- a time of that candidate would not be the prefetch's.
-    for (int at = first.family == SoftmaxFamily::block_row ? 2 : 1; at <= 2; ++at)
-      out.push_back(with_wave_prefetch(first, at));
-  }
   // The neighbours of the default: each family within a factor 4 of its default range.
   std::vector<SoftmaxFamily> families;
   if (p.N <= kWarpRowsMaxN) families.push_back(SoftmaxFamily::warp_rows);
@@ -918,32 +861,21 @@ std::optional<SoftmaxPlan> find_candidate(const Problem& p, const DeviceLimits& 
   return std::nullopt;
 }
 
-namespace {
-std::string wave_words(const SoftmaxPlan& s) {
-  return s.wave_prefetch == 1   ? " l2wave=loaded"
-         : s.wave_prefetch == 2 ? " l2wave=stored"
-                                : "";
-}
-}  // namespace
-
 std::string summary(const SoftmaxPlan& s) {
   switch (s.family) {
     case SoftmaxFamily::warp_rows:
-      return fmt::format("warp_rows G={} K={}{} cap={}{}{}", s.lanes_per_row, s.vecs,
-                         s.rows_per_trip > 1 ? fmt::format(" R={}", s.rows_per_trip) : std::string{},
-                         s.capacity, s.grid > 0 ? fmt::format(" grid={}", s.grid) : std::string{},
+      return fmt::format("warp_rows G={} K={} cap={}{}{}", s.lanes_per_row, s.vecs, s.capacity, s.grid > 0 ? fmt::format(" grid={}", s.grid) : std::string{},
                          s.two_pass ? " two-pass" : "");
     case SoftmaxFamily::block_row:
-      return fmt::format("block_row T={} K={} cap={}{}", s.threads, s.vecs, s.capacity,
-                         wave_words(s));
+      return fmt::format("block_row T={} K={} cap={}", s.threads, s.vecs, s.capacity);
     case SoftmaxFamily::block_hybrid:
-      return fmt::format("block_hybrid {}T={} K={} cap={} smem={}{}",
+      return fmt::format("block_hybrid {}T={} K={} cap={} smem={}",
                          s.cluster > 1 ? fmt::format("C={} slice={} ", s.cluster, s.slice)
                                        : std::string{},
-                         s.threads, s.vecs, s.capacity, s.smem_bytes, wave_words(s));
+                         s.threads, s.vecs, s.capacity, s.smem_bytes);
     case SoftmaxFamily::cluster_tile:
-      return fmt::format("cluster_tile C={} T={} K={} slice={}{}", s.cluster, s.threads, s.vecs,
-                         s.slice, wave_words(s));
+      return fmt::format("cluster_tile C={} T={} K={} slice={}", s.cluster, s.threads, s.vecs,
+                         s.slice);
     case SoftmaxFamily::cluster_row:
       return fmt::format("cluster_row C={} slice={} smem={}{}", s.cluster, s.slice, s.smem_bytes,
                          s.thread_copy ? " ldgsts" : "");

@@ -3,7 +3,7 @@
 // A pure host function of (Problem, DeviceLimits): no GPU is needed to ask what `softmax` would
 // run, so the table below is unit-tested (tests/kernels/test_dispatch.cpp) and printed in
 // docs/performance.md. The registry entry `softmax` (softmax.cu) calls plan_softmax() and
-// launch_plan(); the tuning test (tests/kernels/test_production.cpp, tag [.tune]) times every
+// launch_plan(); the tuning test (experiments/test_tuning.cpp, tag [.tune]) times every
 // plan candidate_plans() offers for a shape.
 //
 // The kernel families, by row length (a register tile holds its elements as fp32 whatever the
@@ -11,16 +11,16 @@
 // length; cluster_row is the alternative to cluster_tile that the tuning test times, and the
 // default where cluster_tile cannot hold the row or the rows are 16-bit):
 //   warp_rows    N <= 1024          G = 1..32 lanes per row, rows in registers, 32/G rows per
-//                                   warp (or two rows per lane group per trip, a candidate)
+//                                   warp
 //   block_row    N <= 32768         one block per row, 64..1024 threads x K 16-byte vectors in
 //                                   registers, every load issued before the first reduction
 //   block_hybrid N <= 32768 + the   one block per row, the first 16384 or 32768 elements in
 //                shared memory of   registers (a block_row tile of 512 or 1024 threads), the rest
 //                a block (~90K fp32, in shared memory (TMA bulk copy): no cluster; needs M >= SMs
 //                ~148K 16-bit)      (fp32 rows that fill C tiles of 16384 exactly, N = 65536, take
-//                                   cluster_tile instead: session 17); across a cluster of
-//                                   C <= 8 blocks, each a slice that way (16-bit rows past
-//                                   block_row to ~1.06M, fp32 100000 and 2^18: session 23)
+//                                   cluster_tile instead); across a cluster of C <= 8 blocks,
+//                                   each a slice that way (16-bit rows past block_row to ~1.06M,
+//                                   fp32 100000 and 2^18)
 //   cluster_tile N <= 16 tiles      the row split over a cluster of C <= 16 blocks, each slice in
 //                (524288)           registers (a block_row tile), (max, sum) exchanged through
 //                                   distributed shared memory; needs M x C >= SMs
@@ -90,34 +90,33 @@ inline constexpr std::int64_t kSplitPipelinedMinRows = 3;
 // whatever the storage, and a 1024-thread block stays within 64 registers a thread).
 inline constexpr std::int64_t kWarpRowsMaxN = 1024;  // warp_rows' largest tile
 // The longest row warp_rows runs by default: 1024 for 16-bit rows; fp32 rows of 513 ... 1024 go
-// to block_row (its 64 x 4 tile on the H200 1.02x warp_rows' 32 x 8 at N = 1000 and 1024: session
-// 4's tuning run, docs/performance.md).
+// to block_row, whose 64 x 4 tile ran faster than warp_rows' 32 x 8 there on the H200
+// (results/h200/tuning/; docs/performance.md, "warp_rows").
 std::int64_t warp_rows_max_n(DType t);
 // warp_rows' reduction: 16-bit rows reduce the max over the lane group first, then the sum against
-// it (the two-pass form, 1.00-1.06x the pairs' merge at bf16 N = 32 ... 1024 in session 12's
-// tuning runs, where a 16-byte vector holds 8 elements and instructions per byte count); fp32
-// rows merge (max, sum) pairs (the two-pass form ran 0.99-1.00x there).
+// it (the two-pass form: a 16-byte vector holds 8 elements, so instructions per byte count, and it
+// ran at least as fast as the pairs' merge at bf16 N = 32 ... 1024); fp32 rows merge (max, sum)
+// pairs, the two forms tied there (results/h200/tuning/; docs/performance.md, "warp_rows").
 bool warp_rows_two_pass_default(DType t);
 inline constexpr std::int64_t kBlockRowMaxN = 32768;  // every dtype
 std::int64_t block_row_max_n(DType t);
 // block_row's tile: fp32 rows take the widest listed tile they fill to at least this percentage
 // (N + head room >= 65% of its capacity), 16-bit rows the smallest that holds them. On the H200
-// fp32 N = 1000, 1024, 2048, 3000 and 4096 ran 1.007x, 1.007x, 1.022x, 1.007x and 1.013x faster
-// on tiles they fill to 65-73% than on the smallest (98-100% full); rows filling 49-50% ran
-// 0.85-0.97x; 16-bit N = 2048 on 96 x 4 (67%) 0.81x (session 12's tuning runs).
+// fp32 rows of 1000 ... 4096 ran faster on tiles they fill to 65-73% than on the smallest that
+// holds them, and slower on tiles they fill to half; 16-bit rows ran slower on any wider tile
+// (results/h200/tuning/; docs/performance.md, "block_row").
 inline constexpr std::int64_t kBlockRowMinFillPercent = 65;
 // The largest clusters the dispatch picks by default (the tuning test times the others: on the
-// H200, fp32, 16-block cluster_tile rows and 16-block cluster_row rows were slower than split_row;
-// 16-bit cluster_tile rows ran 0.87-0.90x cluster_row's at N = 65536 and 131072: session 3's
-// tuning run, docs/performance.md). cluster_tile: two of its largest fp32 tile (1024 threads),
-// else up to 8 of the next (512 threads; at N = 131072 1.014-1.025x four of 1024 threads in three
-// tuning runs, sessions 5-6).
+// H200, fp32, 16-block cluster_tile rows and 16-block cluster_row rows were slower than split_row,
+// and 16-bit cluster_tile rows slower than cluster_row's). cluster_tile: two of its largest fp32
+// tile (1024 threads), else up to 8 of the next (512 threads, faster than four of 1024 at
+// N = 131072). Evidence: results/h200/tuning/; docs/performance.md, "cluster_tile".
 inline constexpr int kClusterTileWideMax = 2;     // fp32 only
 inline constexpr int kClusterTileDefaultMax = 8;  // fp32 only
 inline constexpr int kClusterRowDefaultMax = 8;
 // block_hybrid across a cluster: the largest cluster the dispatch picks by default (16 blocks a
-// row, 16 SMs a cluster at one block an SM, ran 0.90-0.99x the plans they would replace: session
-// 23's call 1).
+// row, 16 SMs a cluster at one block an SM, ran slower than the plans they would replace:
+// results/h200/tuning/; docs/performance.md, "block_hybrid").
 inline constexpr int kHybridClusterDefaultMax = 8;
 // The longest row block_hybrid holds on a device with these limits: its largest tile (32768
 // elements) plus the slice the block's shared memory holds, less two vectors of room for the
@@ -144,8 +143,7 @@ struct SoftmaxPlan {
   int lanes_per_row = 0;        // warp_rows: G
   int vecs = 0;                 // warp_rows, block_row, block_hybrid, cluster_tile: 16-byte
                                 // vectors per thread (K)
-  int rows_per_trip = 1;        // warp_rows: rows a lane group takes per trip (R = 1 or 2)
-  bool two_pass = false;        // warp_rows (R = 1): the row's max reduced over the lane group,
+  bool two_pass = false;        // warp_rows: the row's max reduced over the lane group,
                                 // then the sum of exponentials against it (no pairs' merge)
   std::int64_t capacity = 0;    // register tiles: elements a tile holds (>= N, block_hybrid < N)
   int cluster = 1;              // cluster_row, cluster_tile, block_hybrid: blocks per cluster
@@ -175,11 +173,6 @@ struct SoftmaxPlan {
                                 // a ring of chunk slots, each chunk of the next slices copied in
                                 // as soon as a slot is free
   std::size_t workspace_bytes = 0;  // split_row: partials + arrival counters
-  int wave_prefetch = 0;        // block_row, cluster_tile, block_hybrid: 0 none (every default);
-                                // 1 / 2: thread 0 of each block prefetches into L2 its part of the
-                                // row one wave of blocks later, once its own loads have arrived
-                                // (1; not block_row) or once its stores are issued (2) --
-                                // candidates for the tuning run (l2_prefetch.cuh)
   TrafficModel traffic = TrafficModel::fused;
   std::string why;              // the choice in words, for docs, logs and results' `extra`
 };

@@ -39,39 +39,12 @@ int active_clusters(const SoftmaxPlan& plan, DType t);
 // this, and the tests skip such candidates for the same reason (softmax.cu).
 bool cluster_placeable(const SoftmaxPlan& plan, DType t);
 
-// split_row with its trace instantiations (split_row.cu): thread 0 of each block stamps the SM
-// clock (clock64) at kSplitTracePoints points of every item's loop trip -- its start, the
-// statistics reduced, the row's partials merged, its end -- into trace[item x kSplitTracePoints +
-// point] (M x plan.slices x kSplitTracePoints words); after them, kSplitBlockTracePoints words
-// per block at trace[M x plan.slices x kSplitTracePoints + block x kSplitBlockTracePoints + k]:
-// the global timer (%globaltimer, ns, one clock for every SM) and the SM clock at the block's
-// entry (k = 0, 1) and exit (k = 2, 3), so that the time before the first trip and after the last
-// is seen per block and the blocks can be laid on one time line; after those, the pipelined
-// kernel's kSplitTraceCounts counters per item (the buffer zeroed before the launch): the threads
-// whose partial slot was unpublished at the trip's first load, and when the trip needed it. For
-// the tracing test ("[.trace]"), not for timing: the stamps are the only difference from
-// launch_split_row.
-inline constexpr int kSplitTracePoints = 4;
-inline constexpr int kSplitBlockTracePoints = 4;
-inline constexpr int kSplitTraceCounts = 2;
-// Words a trace buffer needs for a plan with `items` = M x slices items on `grid` blocks.
-inline constexpr std::int64_t split_trace_words(std::int64_t items, std::int64_t grid) {
-  return items * (kSplitTracePoints + kSplitTraceCounts) + grid * kSplitBlockTracePoints;
-}
-void trace_split_row(const SoftmaxPlan& plan, const Launch& l, std::uint64_t* trace);
-
 // Blocks of the split kernel for dtype t with plan.smem_bytes that fit on one SM.
 int split_row_blocks_per_sm(const SoftmaxPlan& plan, DType t);
 
 // Blocks of `kernel` (with `threads` threads and `smem` dynamic shared memory) the current device
 // holds at once: SMs x cudaOccupancyMaxActiveBlocksPerMultiprocessor.
 std::int64_t resident_blocks(const void* kernel, int threads, std::size_t smem);
-// One wave of the plan's kernel: the rows it works on at once -- resident_blocks for one block a
-// row, max_active_clusters for a cluster a row -- read once per (device, kernel, shape) and then
-// cached, so that a timed launch does not wait on the occupancy API. For the wave prefetch
-// (SoftmaxPlan::wave_prefetch); 0 where the plan has none.
-std::int64_t wave_rows(const SoftmaxPlan& plan, const void* kernel, int threads, std::size_t smem);
-
 inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 // The register-tile kernels' minimum blocks per SM in __launch_bounds__: kTileThreadsPerSm

@@ -56,7 +56,7 @@ __host__ __device__ __forceinline__ float exp_shifted(float x, float reference) 
 // 2^t on the special-function unit alone: ex2.approx.ftz, one MUFU.EX2, results below 2^-126
 // flushed to 0. exp2f() above is the same MUFU.EX2 with a guard for those results, because the
 // unit flushes them: FSETP t < -126, a predicated FMUL t * 0.5 before and r * r after -- three
-// more instructions per exponential (the H200 SASS, session 6; every EX2 of the lab and production
+// more instructions per exponential in the sm_90 SASS (every EX2 of the lab and production
 // kernels had them; the lab kernels keep them: docs/lab/03-fuse-it.md, question 4, asks for them
 // in the SASS). The production kernels (row_stats.cuh, row_tile.cuh) use this one: an output
 // below 2^-126 (~1.2e-38) becomes 0, an absolute error far under the verification's floor

@@ -35,11 +35,6 @@
 // work with the block's shared memory a ring of chunk slots, each chunk of the next slices copied
 // in as soon as a slot is free.
 //
-// Trace launches (trace_split_row, softmax_families.hpp) compile each kernel again with kTrace:
-// thread 0 stamps the SM clock at four points of every trip and the global timer at the block's
-// entry and exit; the pipelined kernel also counts the partials its trips found unpublished.
-// docs/performance.md, "Session 8" to "Session 10", has what the stamps showed.
-//
 // Why it cannot deadlock: every block is resident (cooperative launch: the launch fails rather
 // than leaves blocks unscheduled), blocks take their items in increasing order, and the lowest
 // row not yet complete has all its slices' blocks either at it or done with everything before it.
@@ -169,9 +164,8 @@ __device__ __forceinline__ void stream_write(const T* window, T* y_window, std::
 // kSliceThreads vectors -- step r x S + s to part s -- and what is left under a whole round is cut
 // into S equal pieces. So at any moment the grid's streamed loads and stores fall in one window of
 // a few MB of consecutive addresses, as the copy ceiling's do, instead of in one stream per block.
-// On the H200 this took M = 1, N = 2^26 from 223.4 to 201.4 us (1.109x); where a row's streamed
-// part fits in L2 (M = 8, N = 2^24), and for bf16, it was slower (docs/performance.md, session
-// 15).
+// On the H200 this paid at M = 1, N = 2^26; where a row's streamed part fits in L2 (M = 8,
+// N = 2^24), and for bf16, it was slower (results/h200/tuning/; docs/performance.md, "split_row").
 // A step: kSliceThreads vectors, one per thread.
 template <class T>
 inline constexpr std::int64_t kInterleaveStep =
@@ -354,53 +348,11 @@ __device__ __forceinline__ void write_and_refill(T* s, T* y_window, const SliceW
   }
 }
 
-// Trace launches only (trace_split_row, kTrace = true): where each item's loop trip spends its
-// time, as SM clock stamps (clock64) at kSplitTracePoints points -- 0 the trip's start, 1 the
-// statistics taken (the slice's, or the pipelined kernel's next slice's) and reduced, 2 the row's
-// partials merged, 3 the trip's end -- thread 0's, at g_split_trace[item x kSplitTracePoints +
-// point]. The kernels the dispatch launches have kTrace = false: no stamp, their instructions the
-// same as without this.
-__device__ std::uint64_t* g_split_trace;
-template <bool kTrace>
-__device__ __forceinline__ void trace_point(std::int64_t item, int point) {
-  if constexpr (kTrace) {
-    if (threadIdx.x == 0) g_split_trace[item * kSplitTracePoints + point] = clock64();
-  }
-}
-// The pipelined kernel's partials as a trip found them: the threads whose slot was still
-// unpublished at the trip's first load (k = 0) and when the trip needed it (k = 1), added into
-// item x 2 + k of the counters after the blocks' stamps (softmax_families.hpp).
-__device__ __forceinline__ void trace_unpublished(std::int64_t items, std::int64_t item, int k,
-                                                  bool pending) {
-  const unsigned ballot = __ballot_sync(0xffffffffu, pending);
-  if ((threadIdx.x % 32) == 0 && ballot != 0) {
-    auto* counter = reinterpret_cast<unsigned long long*>(
-        g_split_trace + items * kSplitTracePoints +
-        static_cast<std::int64_t>(gridDim.x) * kSplitBlockTracePoints + item * 2 + k);
-    atomicAdd(counter, static_cast<unsigned long long>(__popc(ballot)));
-  }
-}
-// The block's entry (exit = false) or exit: the global timer (ns, the same for every SM) and the
-// SM clock, after the items' stamps (softmax_families.hpp, kSplitBlockTracePoints).
-template <bool kTrace>
-__device__ __forceinline__ void trace_block(std::int64_t items, bool exit) {
-  if constexpr (kTrace) {
-    if (threadIdx.x == 0) {
-      std::uint64_t ns;
-      asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
-      std::uint64_t* at = g_split_trace + items * kSplitTracePoints +
-                          blockIdx.x * kSplitBlockTracePoints + (exit ? 2 : 0);
-      at[0] = ns;
-      at[1] = clock64();
-    }
-  }
-}
-
 // kWindowed: the rows may start off 16-byte boundaries (compiled apart from the aligned case, whose
 // offsets are 0 at compile time).
 // (kInterleaved: fp32 rows read twice with their streamed parts dealt out step by step, aligned
 // rows only: interleaved_part above.)
-template <class T, bool kWindowed, bool kTrace = false, bool kInterleaved = false>
+template <class T, bool kWindowed, bool kInterleaved = false>
 __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
     split_row_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t M, std::int64_t N,
                      std::int64_t ld_x, std::int64_t ld_y, int S, std::int64_t slice,
@@ -421,7 +373,6 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
   // of s for every item, and the next item's chunk c can be copied in as soon as this item's chunk
   // c is written.
   const std::int64_t items = M * S;
-  trace_block<kTrace>(items, false);
   const auto item_at = [&](std::int64_t item) {
     return split_item<T, kInterleaved>(x, N, ld_x, S, slice, resident, item);
   };
@@ -437,7 +388,6 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
     const SplitItem<T> it = item_at(item);
     const SliceWindow w = slice_window<kWindowed>(it.src, it.res, x_tma);
     const T* window = it.src - w.lo;  // x's window; y's is dst - w.lo
-    trace_point<kTrace>(item, 0);
 
     // 1. The slice's statistics: the resident part from shared memory (its copy-engine chunks
     //    were issued while the previous item was written, step 4 below, or above), the rest
@@ -452,7 +402,6 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
     else
       st = stream_stats<1>(window, w.hi, w.lo + it.n, st);
     st = block_allreduce<kSliceThreads>(st, MergeOp{});
-    trace_point<kTrace>(item, 1);
 
     // 2. Publish, prefetch the next slice, wait for the row's other slices.
     const std::int64_t next = item + gridDim.x;
@@ -482,7 +431,6 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
     //    in every block: every block of the row gets the same statistics.
     const RowStats row_stats = block_allreduce<kSliceThreads>(
         thread_partials(partials + it.row * S, S, tagged), MergeOp{});
-    trace_point<kTrace>(item, 2);
     const RowScale scale = row_scale(row_stats);
     T* y_window = y + it.row * ld_y + it.begin - w.lo;
     // (interleaved_part again rather than kept from step 1: as with the next item below, nothing
@@ -506,9 +454,7 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
     const T* next_window = nx.src - nw.lo;
     write_and_refill(s, y_window, w, chunk_vecs(resident / V), y_vec, scale, has_next, next_window,
                      nw, sb);
-    trace_point<kTrace>(item, 3);
   }
-  trace_block<kTrace>(items, true);
 }
 
 // The ring of chunks (SoftmaxPlan::ring: rows on chip, one slice per block, 16-byte aligned rows
@@ -526,7 +472,7 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
 inline constexpr int kRingSlotsMax = kSplitRingSlotsMax;
 static_assert(kSliceChunks == kSplitChunks, "the dispatch sizes the ring's slots by chunks");
 
-template <class T, bool kTrace = false>
+template <class T>
 __global__ void __launch_bounds__(kSliceThreads, 1)
     split_row_ring_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t M,
                           std::int64_t N, std::int64_t ld_x, std::int64_t ld_y, int S,
@@ -543,7 +489,6 @@ __global__ void __launch_bounds__(kSliceThreads, 1)
   T* s = reinterpret_cast<T*>(slice_smem);
   const std::int64_t items = M * S;
   if (blockIdx.x >= items) return;
-  trace_block<kTrace>(items, false);
   const std::int64_t per = chunk_vecs(slice / V);  // vectors per chunk, every item's
   const int mine = static_cast<int>((items - blockIdx.x + gridDim.x - 1) / gridDim.x);
   const int chunks = mine * kSliceChunks;
@@ -567,8 +512,6 @@ __global__ void __launch_bounds__(kSliceThreads, 1)
 
   for (int t = 0; t < mine; ++t) {
     const SplitItem<T> it = item_at(t);
-    const std::int64_t item = blockIdx.x + std::int64_t{t} * gridDim.x;
-    trace_point<kTrace>(item, 0);
     // 1. The slice's statistics, chunk by chunk as they land (the slot's use j / slots: its phase
     //    parity).
     RowStats st = empty_stats();
@@ -580,12 +523,10 @@ __global__ void __launch_bounds__(kSliceThreads, 1)
       st = smem_vec_stats<kStatsEveryLoad<T, false>>(slot(j), 0, r.end - r.begin, st);
     }
     st = block_allreduce<kSliceThreads>(st, MergeOp{});
-    trace_point<kTrace>(item, 1);
     // 2-3. Publish; merge the row's S partials (as the kernel above, tagged).
     if (threadIdx.x == 0) publish_partial(partials + it.row * S + it.part, st);
     const RowScale scale = row_scale(block_allreduce<kSliceThreads>(
         thread_partials(partials + it.row * S, S, true), MergeOp{}));
-    trace_point<kTrace>(item, 2);
     // 4. Write the slice chunk by chunk; each slot, once every thread is done with it, takes the
     //    chunk `slots` on.
     T* y_slice = y + it.row * ld_y + it.begin;
@@ -597,15 +538,13 @@ __global__ void __launch_bounds__(kSliceThreads, 1)
       __syncthreads();  // every read of slot j % slots is done
       issue(j + slots);
     }
-    trace_point<kTrace>(item, 3);
   }
-  trace_block<kTrace>(items, true);
 }
 
 // The pipelined exchange (SoftmaxPlan::buffers = B = 2 or 3, rows on chip only): B slices per
 // block, in B equal parts of its shared memory, so that most of a row's exchange is off the
-// critical path (on the H200 its wait went from 2.2-3.6 us a trip to 0.72 at B = 2:
-// docs/performance.md, "Session 8"). In the kernel above, once a block's slice has landed it loads
+// critical path (docs/performance.md, "split_row", has the wait a trip with and without it).
+// In the kernel above, once a block's slice has landed it loads
 // and stores nothing until the row's last partial arrives: the statistics pass over shared memory,
 // the publication, the L2 round trip and the wait for the slowest block of the row. Here item
 // k + 1 is already in another part while item k waits to be written, so a loop trip over item k is
@@ -618,20 +557,20 @@ __global__ void __launch_bounds__(kSliceThreads, 1)
 //   4. write item k chunk by chunk, copying item k + B's chunk c into its bytes once chunk c is
 //      written (as the kernel above does with the next item).
 // B = 2 gives the exchange a trip of slack but not the copies: item k + 1's chunks were issued in
-// step 4 of the trip before, the phase just before step 2, and step 2 waits for them (44-49% of a
-// trip, session 8's trace). B = 3 issues them two trips ahead -- a whole trip of lead time -- for
-// slices a third of the shared memory (S three times the one-slice plan's). On the H200 that pays
-// only where the slices need not shrink for it (N = 2^21 fp32: 1.08x two slices of the same
-// length; 0.94-0.95x two longer slices at 2^19-2^20: docs/performance.md, "Session 9").
+// step 4 of the trip before, the phase just before step 2, and step 2 waits for them. B = 3
+// issues them two trips ahead -- a whole trip of lead time -- for slices a third of the shared
+// memory (S three times the one-slice plan's). On the H200 that pays only where the slices need
+// not shrink for it (N = 2^21 fp32), not against two longer slices (2^19-2^20):
+// results/h200/tuning/; docs/performance.md, "split_row".
 // A block's step 3 depends on its row's blocks having finished the trip before last: the rows
 // cannot deadlock (every block resident, every block publishes before it waits). The bytes and
 // FLOPs are the kernel above's for rows on chip; each slice is 1/B as long, so a row is over B
 // times as many blocks (the partials with them). Tagged partials only; the x_tma path only (the
-// dispatch gives every row the room for its window). Session 10 (the two-slice defaults take
-// both): `prefetch` -- at the start of trip k thread 0 prefetches item k + B into L2, so that its
-// DRAM reads run during steps 1-3 and step 4's copies find it there (on the H200 1.02-1.05x);
-// kRepoll -- step 2 loads again a partial that step 1 found unpublished (1.01-1.02x).
-// docs/performance.md, "Session 10", has what the trace showed of both.
+// dispatch gives every row the room for its window). Two options, both taken by the two-slice
+// defaults (each faster with than without on the H200: results/h200/tuning/):
+// `prefetch` -- at the start of trip k thread 0 prefetches item k + B into L2, so that its DRAM
+// reads run during steps 1-3 and step 4's copies find it there; kRepoll -- step 2 loads again a
+// partial that step 1 found unpublished.
 // One block per SM (its shared memory is all the parts): the launch bounds give each thread up to
 // 128 registers.
 template <int kBuffers>
@@ -643,7 +582,7 @@ __device__ __forceinline__ int next_part(int b) {
   }
 }
 
-template <class T, bool kWindowed, int kBuffers, bool kRepoll, bool kTrace = false>
+template <class T, bool kWindowed, int kBuffers, bool kRepoll>
 __global__ void __launch_bounds__(kSliceThreads, 1)
     split_row_pipelined_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t M,
                                std::int64_t N, std::int64_t ld_x, std::int64_t ld_y, int S,
@@ -695,7 +634,6 @@ __global__ void __launch_bounds__(kSliceThreads, 1)
   };
 
   if (blockIdx.x >= items) return;
-  trace_block<kTrace>(items, false);
 #pragma unroll
   for (int b = 0; b < kBuffers; ++b)
     if (blockIdx.x + b * gridDim.x < items) copy_item(blockIdx.x + b * gridDim.x, b);
@@ -705,7 +643,6 @@ __global__ void __launch_bounds__(kSliceThreads, 1)
   for (std::int64_t item = blockIdx.x; item < items;
        item += gridDim.x, b = next_part<kBuffers>(b)) {
     const SplitItem<T> it = item_at(item);
-    trace_point<kTrace>(item, 0);
     // 0. (prefetch) Item k + B, which step 4 copies in, brought towards L2 now: its DRAM reads
     //    overlap steps 1-3, where the block otherwise has none in flight.
     const std::int64_t refill = item + kBuffers * gridDim.x;
@@ -717,7 +654,6 @@ __global__ void __launch_bounds__(kSliceThreads, 1)
     // 1. This thread's partial of the row, as it is now.
     const bool has_slot = static_cast<int>(threadIdx.x) < S;
     unsigned long long bits = has_slot ? partial_bits(row_partials + threadIdx.x) : 0;
-    [[maybe_unused]] const unsigned long long first_bits = bits;  // (the trace's)
     // 2. The next item's statistics, published a trip ahead. (kRepoll: a slot that step 1 found
     //    unpublished is loaded again once the statistics are taken, before their block reduction,
     //    so that its L2 round trip overlaps the reduction instead of following it.)
@@ -727,17 +663,10 @@ __global__ void __launch_bounds__(kSliceThreads, 1)
       if (kRepoll && has_slot && unpublished(bits)) bits = partial_bits(row_partials + threadIdx.x);
       publish(next, block_allreduce<kSliceThreads>(st, MergeOp{}));
     }
-    trace_point<kTrace>(item, 1);
     // 3. This row's statistics.
-    // (Counted here, where step 1's load has long returned: not a wait the kernel would not have.)
-    if constexpr (kTrace) {
-      trace_unpublished(items, item, 0, has_slot && unpublished(first_bits));
-      trace_unpublished(items, item, 1, has_slot && unpublished(bits));
-    }
     const RowStats mine =
         has_slot ? await_partial(row_partials + threadIdx.x, bits) : empty_stats();
     const RowScale scale = row_scale(block_allreduce<kSliceThreads>(mine, MergeOp{}));
-    trace_point<kTrace>(item, 2);
 
     // 4. Write item k; copy item k + kBuffers into its bytes as they are freed.
     const SliceWindow w = window_of(it);
@@ -749,44 +678,37 @@ __global__ void __launch_bounds__(kSliceThreads, 1)
     write_and_refill(buf(b), y_window, w, per, y_vec, scale, has_refill, rf.src - rw.lo, rw,
                      SliceBarriers{bars[b]});
     if (has_refill) copy_slice_rest(buf(b), rf.src - rw.lo, rw);
-    trace_point<kTrace>(item, 3);
   }
-  trace_block<kTrace>(items, true);
 }
 
 // The pipelined kernel for `buffers` slices per block (2 or 3), with the early re-poll or without.
-template <class T, bool kWindowed, bool kTrace = false>
+template <class T, bool kWindowed>
 auto pipelined_kernel(int buffers, bool repoll) {
   if (repoll)
-    return buffers == 3 ? split_row_pipelined_kernel<T, kWindowed, 3, true, kTrace>
-                        : split_row_pipelined_kernel<T, kWindowed, 2, true, kTrace>;
-  return buffers == 3 ? split_row_pipelined_kernel<T, kWindowed, 3, false, kTrace>
-                      : split_row_pipelined_kernel<T, kWindowed, 2, false, kTrace>;
+    return buffers == 3 ? split_row_pipelined_kernel<T, kWindowed, 3, true>
+                        : split_row_pipelined_kernel<T, kWindowed, 2, true>;
+  return buffers == 3 ? split_row_pipelined_kernel<T, kWindowed, 3, false>
+                      : split_row_pipelined_kernel<T, kWindowed, 2, false>;
 }
 
-// The dynamic shared memory limit of every instantiation (kTrace: the trace ones).
-template <class T, bool kTrace>
+// The dynamic shared memory limit of every instantiation.
+template <class T>
 void allow_split_kernels() {
-  allow_all_dynamic_shared_memory(split_row_kernel<T, false, kTrace>);
-  allow_all_dynamic_shared_memory(split_row_kernel<T, true, kTrace>);
+  allow_all_dynamic_shared_memory(split_row_kernel<T, false>);
+  allow_all_dynamic_shared_memory(split_row_kernel<T, true>);
   if constexpr (sizeof(T) == 4)
-    allow_all_dynamic_shared_memory(split_row_kernel<T, false, kTrace, true>);  // interleaved
-  allow_all_dynamic_shared_memory(split_row_ring_kernel<T, kTrace>);
+    allow_all_dynamic_shared_memory(split_row_kernel<T, false, true>);  // interleaved
+  allow_all_dynamic_shared_memory(split_row_ring_kernel<T>);
   for (const int buffers : {2, 3})
     for (const bool repoll : {false, true}) {
-      allow_all_dynamic_shared_memory(pipelined_kernel<T, false, kTrace>(buffers, repoll));
-      allow_all_dynamic_shared_memory(pipelined_kernel<T, true, kTrace>(buffers, repoll));
+      allow_all_dynamic_shared_memory(pipelined_kernel<T, false>(buffers, repoll));
+      allow_all_dynamic_shared_memory(pipelined_kernel<T, true>(buffers, repoll));
     }
 }
-// Once per process and type; the trace instantiations on the first trace launch only.
+// Once per process and type.
 template <class T>
 void prepare() {
-  static const bool done = (allow_split_kernels<T, false>(), true);
-  (void)done;
-}
-template <class T>
-void prepare_trace() {
-  static const bool done = (allow_split_kernels<T, true>(), true);
+  static const bool done = (allow_split_kernels<T>(), true);
   (void)done;
 }
 
@@ -862,9 +784,9 @@ void check_plan(const SoftmaxPlan& plan, const Problem& p) {
                                 std::to_string(kSliceThreads) + " slices a row");
 }
 
-// launch_split_row and trace_split_row: `trace` null, the dispatch's kernels; else their kTrace
-// instantiations, stamping into `trace`.
-void launch_split(const SoftmaxPlan& plan, const Launch& l, std::uint64_t* trace) {
+}  // namespace
+
+void launch_split_row(const SoftmaxPlan& plan, const Launch& l) {
   const Problem& p = l.p;
   check_plan(plan, p);
   const std::size_t partial_bytes =
@@ -881,11 +803,6 @@ void launch_split(const SoftmaxPlan& plan, const Launch& l, std::uint64_t* trace
     using T = decltype(type_tag);
     const bool windowed = !is_vector_aligned(l.x, p.ld_x, sizeof(T));
     prepare<T>();
-    if (trace != nullptr) {
-      prepare_trace<T>();
-      CUDA_CHECK(cudaMemcpyToSymbolAsync(g_split_trace, &trace, sizeof(trace), 0,
-                                         cudaMemcpyHostToDevice, l.stream));
-    }
     const std::int64_t resident_max = resident_split_blocks<T>(plan);
     if (plan.grid > resident_max)
       throw std::invalid_argument("split_row: the grid of " + std::to_string(plan.grid) +
@@ -924,53 +841,36 @@ void launch_split(const SoftmaxPlan& plan, const Launch& l, std::uint64_t* trace
     const bool y_vec = x_tma && same_vector_offsets(l.x, p.ld_x, l.y, p.ld_y, sizeof(T));
     const auto* xp = static_cast<const T*>(l.x);
     auto* yp = static_cast<T*>(l.y);
-    const auto enqueue = [&](auto traced) {
-      constexpr bool kTrace = decltype(traced)::value;
-      if (pipelined) {
-        const auto kernel =
-            windowed ? pipelined_kernel<T, true, kTrace>(plan.buffers, plan.repoll)
-                     : pipelined_kernel<T, false, kTrace>(plan.buffers, plan.repoll);
-        CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, xp, yp, p.M, p.N, p.ld_x, p.ld_y, plan.slices,
-                                      plan.slice,
-                                      static_cast<std::int64_t>(part_bytes / sizeof(T)), y_vec,
-                                      plan.prefetch, partials));
+    if (pipelined) {
+      const auto kernel =
+          windowed ? pipelined_kernel<T, true>(plan.buffers, plan.repoll)
+                   : pipelined_kernel<T, false>(plan.buffers, plan.repoll);
+      CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, xp, yp, p.M, p.N, p.ld_x, p.ld_y, plan.slices,
+                                    plan.slice,
+                                    static_cast<std::int64_t>(part_bytes / sizeof(T)), y_vec,
+                                    plan.prefetch, partials));
+    } else {
+      // The ring: rows of whole vectors on 16-byte boundaries whose windows line up (else the
+      // kernel below, on the same slices, each copied in as the one before is written).
+      if (plan.ring && !windowed && y_vec && p.N % Vec<T>::kElems == 0) {
+        CUDA_CHECK(cudaLaunchKernelEx(&cfg, split_row_ring_kernel<T>, xp, yp, p.M, p.N, p.ld_x,
+                                      p.ld_y, plan.slices, plan.slice,
+                                      split_ring_slots(plan, p.dtype), partials));
       } else {
-        // The ring: rows of whole vectors on 16-byte boundaries whose windows line up (else the
-        // kernel below, on the same slices, each copied in as the one before is written).
-        if (plan.ring && !windowed && y_vec && p.N % Vec<T>::kElems == 0) {
-          CUDA_CHECK(cudaLaunchKernelEx(&cfg, split_row_ring_kernel<T, kTrace>, xp, yp, p.M, p.N,
-                                        p.ld_x, p.ld_y, plan.slices, plan.slice,
-                                        split_ring_slots(plan, p.dtype), partials));
-          return;
-        }
-        auto kernel =
-            windowed ? split_row_kernel<T, true, kTrace> : split_row_kernel<T, false, kTrace>;
+        auto kernel = windowed ? split_row_kernel<T, true> : split_row_kernel<T, false>;
         // Interleaved: rows on 16-byte boundaries whose windows line up (else the kernel above,
         // the same plan's slices each with its own streamed part: correct, at the speed before).
         if constexpr (sizeof(T) == 4) {
           if (plan.interleaved && !windowed && x_tma && y_vec)
-            kernel = split_row_kernel<T, false, kTrace, true>;
+            kernel = split_row_kernel<T, false, true>;
         }
         CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, xp, yp, p.M, p.N, p.ld_x, p.ld_y,
                                       plan.slices, plan.slice, plan.resident, x_tma, y_vec,
                                       plan.prefetch, plan.tagged_partials, partials, arrived));
       }
-    };
-    if (trace != nullptr)
-      enqueue(std::true_type{});
-    else
-      enqueue(std::false_type{});
+    }
     CUDA_CHECK_LAUNCH();
   });
-}
-
-}  // namespace
-
-void launch_split_row(const SoftmaxPlan& plan, const Launch& l) { launch_split(plan, l, nullptr); }
-
-void trace_split_row(const SoftmaxPlan& plan, const Launch& l, std::uint64_t* trace) {
-  if (trace == nullptr) throw std::invalid_argument("split_row: trace launch without a buffer");
-  launch_split(plan, l, trace);
 }
 
 int split_row_blocks_per_sm(const SoftmaxPlan& plan, DType t) {

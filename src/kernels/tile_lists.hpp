@@ -6,7 +6,7 @@
 // block_row and cluster_tile: the block's threads) and the 16-byte vectors each of them holds
 // (K). Its capacity in elements is lanes x K x (16 / dtype bytes). Each list is ordered by
 // capacity, and the first tile of each capacity is the dispatch's default for it; the others
-// are there for the tuning test (tests/kernels/test_production.cpp, "[.tune]"), which times them.
+// are there for the tuning test (experiments/test_tuning.cpp, "[.tune]"), which times them.
 #pragma once
 
 #include <vector>
@@ -33,11 +33,10 @@ struct TileList {};
 // ---- warp_rows: (G lanes per row, K vectors per lane) -------------------------------------------
 // fp32: 8 elements per lane (K = 2) while lanes are added, up to capacity 256 (32 lanes), then 4
 // vectors per lane (capacity 512), and beside each capacity the same row on other lanes x
-// vectors. (Session 3's tuning run had 4 vectors per lane first from capacity 128 on, 1.02x at
-// N = 128 and 1.07x at 256; on the exponentials of session 6, one MUFU.EX2 each, 2 vectors on
-// twice the lanes ran 1.018x at N = 128 and 1.007x at 256.) 16-bit rows take 2 vectors per lane
-// first wherever the capacity allows (on the H200 they beat 1 vector per lane by 1.24-1.36x at
-// N = 32 ... 256: docs/performance.md). A 16-bit lane holds at most 4 vectors: at 8 (64
+// vectors: on the H200 2 vectors on twice the lanes ran faster than 4 vectors per lane at
+// N = 128 and 256. 16-bit rows take 2 vectors per lane first wherever the capacity allows (faster
+// than 1 vector per lane at N = 32 ... 256). Evidence: results/h200/tuning/; docs/performance.md,
+// "warp_rows". A 16-bit lane holds at most 4 vectors: at 8 (64
 // elements) ptxas needed 194 registers and spilled.
 using WarpRowsTilesFp32 =
     TileList<RegisterTile<1, 2>, RegisterTile<2, 2>, RegisterTile<4, 2>, RegisterTile<2, 4>,
@@ -50,28 +49,19 @@ using WarpRowsTiles16 =
              RegisterTile<16, 1>, RegisterTile<4, 4>, RegisterTile<16, 2>, RegisterTile<32, 1>,
              RegisterTile<8, 4>, RegisterTile<32, 2>, RegisterTile<16, 4>, RegisterTile<32, 4>>;
 
-// The warp_rows tiles also built to take two rows per lane group per trip (R = 2: twice the
-// loads in flight per warp at N <= 256, where a tile holds only a few vectors per lane): those
-// of at most 16 elements per lane (fp32 K <= 4, 16-bit K <= 2), so two tiles stay 32 registers.
-constexpr bool warp_rows_two_rows_per_trip(int vecs, int vec_elems) { return vecs * vec_elems <= 16; }
-
 // ---- block_row: (threads, K vectors per thread) ---------------------------------------------
 // fp32: 16 or 32 elements per thread (4 or 8 vectors). bf16/fp16: 32 elements (4 vectors) first,
-// 16 (2 vectors) beside them: on the H200 a 16-bit row of 16384 on 512 x 4 ran 1.54x faster than
-// on 1024 x 2 (more bytes in flight per thread). 1024 x 4 holds 32768 16-bit elements as the 32
+// 16 (2 vectors) beside them: on the H200 a 16-bit row of 16384 ran faster on 512 x 4 than on
+// 1024 x 2 (more bytes in flight per thread). 1024 x 4 holds 32768 16-bit elements as the 32
 // fp32 registers a thread of fp32's 1024 x 8 holds. Every block stays within 64 registers a thread.
-// Session 4 added 3072-element tiles (fp32 192 x 4, 16-bit 96 x 4: N = 3000 filled 73% of the
-// 4096 tile it took, 90.5% of the copy ceiling fp32, 78% bf16) and, as candidates against
-// warp_rows at N = 1024, 1024-element tiles (fp32 64 x 4, 16-bit 64 x 2). Session 12 added fp32
-// tiles half again as wide as a power of two (96 x 4, 384 x 4): fp32 rows take the widest tile
-// they fill to at least kBlockRowMinFillPercent (softmax_dispatch.hpp), where N = 1024, 2048 and
-// 4096 on 96 x 4, 192 x 4 and 384 x 4 (two thirds full) ran 1.007x, 1.022x and 1.013x the tiles
-// that hold them exactly (docs/performance.md). (768 x 4 ran 0.917x 512 x 4 at N = 8192, and
-// session 11's tiles of 8 elements a thread, 256 x 2, 512 x 2 and 1024 x 2, 0.61-0.98x the
-// 4-vector tiles of the same capacity: not kept. Session 24's, not kept either: 1024 x 4, the
-// Triton seed's block at N = 16384, 0.889x 512 x 8 there; the 4-vector tiles of 256-1024 threads
-// under launch bounds of 2048 threads an SM, 32 registers and 8 bytes of spill where the aligned
-// build takes 40, 0.87-0.97x at N = 2048 ... 16384.)
+// 3072-element tiles (fp32 192 x 4, 16-bit 96 x 4) hold N = 3000 closer than a 4096 tile would;
+// 1024-element tiles (fp32 64 x 4, 16-bit 64 x 2) are block_row's for fp32 rows of 513 ... 1024
+// (softmax_dispatch.hpp, warp_rows_max_n) and candidates against warp_rows for 16-bit rows. fp32
+// tiles half again as wide as a power of two (96 x 4, 384 x 4) are there because fp32 rows take
+// the widest tile they fill to at least kBlockRowMinFillPercent (softmax_dispatch.hpp). Tiles
+// that ran slower than these and are not built (768 x 4; 8 elements a thread on 256-1024 threads;
+// 1024 x 4 fp32; 4-vector tiles under 32-register launch bounds) are in docs/performance.md,
+// "Tried and rejected"; the measurements behind the list in results/h200/tuning/.
 using BlockRowTilesFp32 =
     TileList<RegisterTile<64, 4>, RegisterTile<96, 4>, RegisterTile<128, 4>, RegisterTile<192, 4>,
              RegisterTile<256, 4>, RegisterTile<384, 4>, RegisterTile<512, 4>, RegisterTile<512, 8>,
@@ -84,11 +74,11 @@ using BlockRowTiles16 =
 // ---- block_hybrid: (threads, K), the register part of a row that continues in shared memory --
 // block_row's largest tiles: 32768 elements (fp32 8 vectors, 16-bit 4) on 1024 threads, and 16384
 // on 512 threads, two blocks per SM while two slices fit in its shared memory. 16-bit rows take
-// the 512-thread tile first (on the H200 a 1024-thread block_row tile of 16-bit rows ran at 73% of
-// the copy ceiling, two 512-thread blocks per SM at 88%: session 4). fp32 rows take the
-// 512-thread tile whenever it holds the row (N <= 16384 + a slice of ~227 KB), one or two per SM:
-// it ran 1.06x the 1024-thread tile at N = 50257 and 1.015x at 65536 in session 5's tuning run
-// (both tiles' aligned instantiations spill 28 bytes at the 64-register bound: not the reason).
+// the 512-thread tile first (on the H200 two 512-thread blocks per SM ran well ahead of one
+// 1024-thread block). fp32 rows take the 512-thread tile whenever it holds the row (N <= 16384 +
+// a slice of ~227 KB), one or two per SM: faster than the 1024-thread tile at N = 50257 and 65536
+// (both tiles' aligned instantiations spill at the 64-register bound: not the reason). Evidence:
+// results/h200/tuning/; docs/performance.md, "block_hybrid".
 using BlockHybridTilesFp32 = TileList<RegisterTile<512, 8>, RegisterTile<1024, 8>>;
 using BlockHybridTiles16 = TileList<RegisterTile<512, 4>, RegisterTile<1024, 4>>;
 

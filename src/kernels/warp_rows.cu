@@ -6,11 +6,10 @@
 // per warp), held in registers as K 16-byte vectors per lane (row_tile.cuh); the reductions are
 // log2(G) shuffles, no shared memory, no barrier: 16-bit rows the max, then the sum against it
 // (two passes, one float a shuffle); fp32 rows (max, sum) pairs, rescaled at each merge (one pass,
-// row_stats.cuh). On the H200 the two-pass form ran 1.00-1.06x at bf16 N = 32 ... 1024, 0.99-1.00x
-// at fp32 (docs/performance.md). The grid is one block per 8 x 32 / G rows (fp32's default: on the
-// H200 1.04-1.08x faster) or sized to the card (SMs x resident blocks) with each warp striding
-// over the rows (16-bit's default); a plan may also give each lane group R = 2 rows per trip, both
-// tiles loaded before the first shuffle (a candidate the tuning test times: docs/performance.md).
+// row_stats.cuh): each form the faster for its dtype on the H200. The grid is one block per
+// 8 x 32 / G rows (fp32's default) or sized to the card (SMs x resident blocks) with each warp
+// striding over the rows (16-bit's default), again the faster of the two for each
+// (results/h200/tuning/; docs/performance.md, "warp_rows").
 //
 // Tiles (G, K), listed by capacity G x K x V (tile_lists.hpp, for this file and the dispatch
 // alike): 8 elements per lane while lanes are added (fp32 K = 2, bf16/fp16 K = 1), fp32 from
@@ -21,9 +20,9 @@
 // Cost per element: one read and one write (8 B fp32, 4 B bf16/fp16: TrafficModel::fused);
 // FLOPs: 1 FFMA + 1 MUFU.EX2 per element for the sum, then 1 FMUL for the output (the tiles keep
 // the exponentials, in fp32 whatever the storage: row_tile.cuh), the max and sum adds. Bound: DRAM
-// bandwidth, provided enough loads are in flight: each lane issues its K loads (R x K with two
-// rows per trip) before the first shuffle, and an SM holds 24 to 64 warps of this kernel (by its
-// register count, 32 to 80 per thread: docs/performance.md): 24 to 98 KB of loads in flight.
+// bandwidth, provided enough loads are in flight: each lane issues its K loads before the first
+// shuffle, and an SM holds 24 to 64 warps of this kernel (by its register count, 32 to 80 per
+// thread: docs/performance.md): 24 to 98 KB of loads in flight.
 //
 // Limits: N <= G * K * V of the largest tile (1024). Rows not 16-byte aligned (odd ld or base) are
 // read and written through their 16-byte windows (row_tile.cuh; the dispatch gives them a tile
@@ -44,11 +43,11 @@ namespace smr::prod {
 
 namespace {
 
-template <int W, bool kWindowed, int G, int K, int R, bool kTwoPass, class T>
+template <int W, bool kWindowed, int G, int K, bool kTwoPass, class T>
 __device__ __forceinline__ void warp_rows_body(const T* __restrict__ x, T* __restrict__ y,
                                                std::int64_t M, std::int64_t N, std::int64_t ld_x,
                                                std::int64_t ld_y) {
-  constexpr int kRowsPerWarp = kWarpSize / G;  // per tile; a trip takes R tiles
+  constexpr int kRowsPerWarp = kWarpSize / G;
   const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
   const int lane_in_row = lane % G;
   const std::int64_t warp =
@@ -57,87 +56,70 @@ __device__ __forceinline__ void warp_rows_body(const T* __restrict__ x, T* __res
 
   // `first` is the same for the whole warp, so every lane takes the same trips and the shuffles
   // always see all 32 lanes; lanes past the last row load nothing and store nothing. A trip
-  // takes R x 32 / G consecutive rows: tile k holds rows first + k x 32 / G + lane / G, and all
-  // R tiles' loads are issued before the first reduction (R times the bytes in flight per warp).
-  for (std::int64_t first = warp * kRowsPerWarp * R; first < M;
-       first += warps * kRowsPerWarp * R) {
-    RowTile<T, K> tile[R];
-    std::int64_t row[R];
-#pragma unroll
-    for (int k = 0; k < R; ++k) {
-      row[k] = first + k * kRowsPerWarp + lane / G;
-      const bool live = row[k] < M;
-      load_tile<W, G, kWindowed>(x + (live ? row[k] : 0) * ld_x, live ? N : 0, lane_in_row,
-                                 tile[k]);
+  // takes 32 / G consecutive rows: row first + lane / G for each lane group.
+  for (std::int64_t first = warp * kRowsPerWarp; first < M; first += warps * kRowsPerWarp) {
+    RowTile<T, K> tile;
+    const std::int64_t row = first + lane / G;
+    const bool live = row < M;
+    load_tile<W, G, kWindowed>(x + (live ? row : 0) * ld_x, live ? N : 0, lane_in_row, tile);
+    float factor;
+    if constexpr (kTwoPass) {
+      // The row's max over the lane group first, then the exponentials against it and their
+      // sum: 2 x log2(G) shuffles of one float, where the pairs' merge below shuffles two
+      // and rescales a sum (an FFMA and a MUFU.EX2 with its -inf guard) at every step.
+      // Numerics as the merge's (row_stats.cuh): a row of -inf has max -inf, reference 0,
+      // exponentials 0 and sum 0, so 0 x (1 / 0) = NaN; a NaN is skipped by the max (fmaxf)
+      // but makes the sum NaN, and so every output; +inf gives exp(inf - inf) = NaN. Each
+      // output is exp(x - row max) / sum, one rounding fewer than the merge's rescaling.
+      const float row_max = group_allreduce<G>(tile_max(tile), MaxOp{});
+      const float sum = group_allreduce<G>(tile_exp_sum(tile, exp_reference(row_max)), SumOp{});
+      factor = 1.0f / sum;
+    } else {
+      const RowStats mine = tile_stats(tile);
+      factor = tile_scale(mine, group_allreduce<G>(mine, MergeOp{}));
     }
-#pragma unroll
-    for (int k = 0; k < R; ++k) {
-      float factor;
-      if constexpr (kTwoPass) {
-        // The row's max over the lane group first, then the exponentials against it and their
-        // sum: 2 x log2(G) shuffles of one float, where the pairs' merge below shuffles two
-        // and rescales a sum (an FFMA and a MUFU.EX2 with its -inf guard) at every step.
-        // Numerics as the merge's (row_stats.cuh): a row of -inf has max -inf, reference 0,
-        // exponentials 0 and sum 0, so 0 x (1 / 0) = NaN; a NaN is skipped by the max (fmaxf)
-        // but makes the sum NaN, and so every output; +inf gives exp(inf - inf) = NaN. Each
-        // output is exp(x - row max) / sum, one rounding fewer than the merge's rescaling.
-        const float row_max = group_allreduce<G>(tile_max(tile[k]), MaxOp{});
-        const float sum =
-            group_allreduce<G>(tile_exp_sum(tile[k], exp_reference(row_max)), SumOp{});
-        factor = 1.0f / sum;
-      } else {
-        const RowStats mine = tile_stats(tile[k]);
-        factor = tile_scale(mine, group_allreduce<G>(mine, MergeOp{}));
-      }
-      if (row[k] < M)
-        store_tile<W, G, kWindowed>(y + row[k] * ld_y, N, lane_in_row, tile[k], factor);
-    }
+    if (row < M) store_tile<W, G, kWindowed>(y + row * ld_y, N, lane_in_row, tile, factor);
   }
 }
 
-// 16-bit rows within at most 64 registers a thread (4 blocks of 256 threads per SM): left to itself
-// ptxas gave the 16-bit instantiations for aligned rows 67-78 (32 x 4: 75, 3015 GB/s at N = 1024 in
-// session 4's bf16 sweep, where the same tile at 64 registers had run 3794-3915 in its tuning run).
-// fp32 tiles of one row a trip: 2 vectors a lane (N = 32, 64) within 40 registers (6 blocks per
-// SM), 4 vectors (N = 128 ... 512) within 64 (4 blocks). Asked for at least one block per SM (the
-// bound the 16-bit bound had brought with it for every tile), ptxas gave the aligned ones 48 and
-// 64-72 (5 and 3 blocks; 91.6-92.2% and 91.8% of copy in sessions 4 and 5's sweeps), where
-// `__launch_bounds__(256)` alone had given 40 and 58-64 (96% and 98-99%). Other fp32 tiles keep
-// ptxas' choice (74-80 at 8 vectors a lane): a 64-register bound spilled 52-60 bytes there.
-// Session 11: 16-bit tiles of one row a trip and 1 or 2 vectors a lane (N <= 512) within 40 and 48
-// registers (6 and 5 blocks, no spill; at 64 ptxas took 47-56, 4 blocks), so that an SM holds more
-// warps' loads: 1.01-1.03x at bf16 N = 64 ... 512 in the tuning run, 1.03-1.05x at N = 32 ... 512
-// in the sweeps against session 9's (docs/performance.md). At 40 registers the aligned K = 2 tiles
-// spilled 16 bytes; two rows a trip spill 36-128 bytes at 48 and keep 64. Session 24: the fp32
-// 2-vector tiles under 8 blocks (32 registers, 4 bytes of spill aligned) ran 0.84-0.97x their
-// 6-block default at N = 32 ... 256: more warps did not pay for the spill; kept to 5 or 4 blocks
-// by shared memory reserved for nothing, 0.93-0.96x and 0.87-0.89x (the copy ceiling's 5 blocks
-// an SM, its best, do not carry over: docs/performance.md, "Session 24").
-template <class T, int K, int R>
+// The launch bounds of each tile: the minimum blocks of 256 threads per SM, so the register
+// budget ptxas works to (compiler facts and timings: results/h200/tuning/; docs/performance.md,
+// "warp_rows").
+// - 16-bit rows within at most 64 registers a thread (4 blocks): left to itself ptxas gives the
+//   aligned instantiations 67-78, and the same tile ran markedly slower there. Tiles of 1 or 2
+//   vectors a lane (N <= 512) within 40 and 48 registers (6 and 5 blocks, no spill), so that an
+//   SM holds more warps' loads: faster than at 64.
+// - fp32 tiles of 2 vectors a lane (N = 32, 64) within 40 registers (6 blocks), 4 vectors
+//   (N = 128 ... 512) within 64 (4 blocks): a bound of one block per SM gave them more registers
+//   and fewer blocks, and they ran slower. Fewer registers (8 blocks, 32 registers with spill) or
+//   fewer blocks (shared memory reserved for nothing) ran slower too: the copy ceiling's 5 blocks
+//   an SM, its best, do not carry over. Other fp32 tiles keep ptxas' choice (74-80 at 8 vectors a
+//   lane): a 64-register bound spills there.
+template <class T, int K>
 constexpr int warp_rows_min_blocks() {
   if constexpr (sizeof(T) == 2) {  // 16-bit storage, fp32 tiles
-    if constexpr (R == 1 && K == 1) return 6;  // 40 registers
-    if constexpr (R == 1 && K == 2) return 5;  // 48
-    return 4;                                  // 64
+    if constexpr (K == 1) return 6;  // 40 registers
+    if constexpr (K == 2) return 5;  // 48
+    return 4;                        // 64
   } else {  // fp32
-    if constexpr (R == 1 && K == 2) return 6;  // 40
-    if constexpr (R == 1 && K == 4) return 4;  // 64
-    return 1;                                  // ptxas' choice
+    if constexpr (K == 2) return 6;  // 40
+    if constexpr (K == 4) return 4;  // 64
+    return 1;                        // ptxas' choice
   }
 }
 
-template <class T, int G, int K, int R, bool kTwoPass, Access A>
-__global__ void __launch_bounds__(kWarpRowsThreads, warp_rows_min_blocks<T, K, R>())
+template <class T, int G, int K, bool kTwoPass, Access A>
+__global__ void __launch_bounds__(kWarpRowsThreads, warp_rows_min_blocks<T, K>())
     warp_rows_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t M, std::int64_t N,
                      std::int64_t ld_x, std::int64_t ld_y) {
-  warp_rows_body<kGroupWidth<T, A>, kWindowed<A>, G, K, R, kTwoPass>(x, y, M, N, ld_x, ld_y);
+  warp_rows_body<kGroupWidth<T, A>, kWindowed<A>, G, K, kTwoPass>(x, y, M, N, ld_x, ld_y);
 }
 
-template <class T, int G, int K, int R, bool kTwoPass, Access A>
+template <class T, int G, int K, bool kTwoPass, Access A>
 void launch_access(const SoftmaxPlan& plan, const Launch& l) {
   const Problem& p = l.p;
-  const auto kernel = warp_rows_kernel<T, G, K, R, kTwoPass, A>;
-  constexpr std::int64_t kRowsPerBlock = (kWarpRowsThreads / kWarpSize) * (kWarpSize / G) * R;
+  const auto kernel = warp_rows_kernel<T, G, K, kTwoPass, A>;
+  constexpr std::int64_t kRowsPerBlock = (kWarpRowsThreads / kWarpSize) * (kWarpSize / G);
   static const std::int64_t resident =
       resident_blocks(reinterpret_cast<const void*>(kernel), kWarpRowsThreads, 0);
   const std::int64_t needed = ceil_div(p.M, kRowsPerBlock);
@@ -147,11 +129,11 @@ void launch_access(const SoftmaxPlan& plan, const Launch& l) {
   CUDA_CHECK_LAUNCH();
 }
 
-template <class T, int G, int K, int R, bool kTwoPass = false>
+template <class T, int G, int K, bool kTwoPass>
 void launch_tile(const SoftmaxPlan& plan, const Launch& l) {
   const Access access = tile_access(l.x, l.p.ld_x, l.y, l.p.ld_y, sizeof(T), l.p.N,
                                     static_cast<std::int64_t>(G) * K * Vec<T>::kElems);
-  with_access(access, [&](auto a) { launch_access<T, G, K, R, kTwoPass, a>(plan, l); });
+  with_access(access, [&](auto a) { launch_access<T, G, K, kTwoPass, a>(plan, l); });
 }
 
 }  // namespace
@@ -169,23 +151,10 @@ void launch_warp_rows(const SoftmaxPlan& plan, const Launch& l) {
         throw std::invalid_argument("warp_rows: tile G=" + std::to_string(G) +
                                     " K=" + std::to_string(K) + " holds fewer than N = " +
                                     std::to_string(p.N) + " elements");
-      if (plan.two_pass) {
-        if (plan.rows_per_trip != 1)
-          throw std::invalid_argument("warp_rows: the two-pass reduction takes one row per trip, "
-                                      "not " + std::to_string(plan.rows_per_trip));
-        launch_tile<T, G, K, 1, true>(plan, l);
-      } else if (plan.rows_per_trip == 1) {
-        launch_tile<T, G, K, 1>(plan, l);
-      } else if constexpr (warp_rows_two_rows_per_trip(K, Vec<T>::kElems)) {
-        if (plan.rows_per_trip != 2)
-          throw std::invalid_argument("warp_rows: rows_per_trip = " +
-                                      std::to_string(plan.rows_per_trip) + " (1 or 2)");
-        launch_tile<T, G, K, 2>(plan, l);
-      } else {
-        throw std::invalid_argument("warp_rows: tile G=" + std::to_string(G) + " K=" +
-                                    std::to_string(K) + " is not instantiated for " +
-                                    std::to_string(plan.rows_per_trip) + " rows per trip");
-      }
+      if (plan.two_pass)
+        launch_tile<T, G, K, true>(plan, l);
+      else
+        launch_tile<T, G, K, false>(plan, l);
     });
   });
   if (!found) throw no_tile_error("warp_rows", "G", plan.lanes_per_row, plan.vecs, p.dtype);

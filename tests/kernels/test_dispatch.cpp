@@ -75,15 +75,7 @@ std::int64_t slice_room(const Problem& p) { return head_room(p) > 0 ? vec_elems(
 void check_invariants(const SoftmaxPlan& s, const Problem& p, const DeviceLimits& d) {
   INFO(summary(s) << " for M = " << p.M << ", N = " << p.N << " " << to_string(p.dtype));
   CHECK(!s.why.empty());
-  if (s.family != SoftmaxFamily::warp_rows) CHECK(s.rows_per_trip == 1);
-  if (s.family != SoftmaxFamily::warp_rows || s.rows_per_trip != 1) CHECK(!s.two_pass);
-  // The wave prefetch: 0, 1 or 2, only on the families whose kernels take it.
-  CHECK(s.wave_prefetch >= 0);
-  CHECK(s.wave_prefetch <= 2);
-  if (s.family != SoftmaxFamily::block_row && s.family != SoftmaxFamily::cluster_tile &&
-      s.family != SoftmaxFamily::block_hybrid)
-    CHECK(s.wave_prefetch == 0);
-  if (s.family == SoftmaxFamily::block_row) CHECK(s.wave_prefetch != 1);
+  if (s.family != SoftmaxFamily::warp_rows) CHECK(!s.two_pass);
   const std::int64_t V = vec_elems(p.dtype);
   const std::int64_t b = dtype_bytes(p.dtype);
   switch (s.family) {
@@ -95,12 +87,9 @@ void check_invariants(const SoftmaxPlan& s, const Problem& p, const DeviceLimits
       CHECK(s.capacity == std::int64_t{s.lanes_per_row} * s.vecs * V);
       CHECK(s.capacity >= p.N + head_room(p));
       CHECK(s.threads == kWarpRowsThreads);
-      // One row per lane group per trip, or two on the tiles built for it.
-      CHECK((s.rows_per_trip == 1 ||
-             (s.rows_per_trip == 2 && warp_rows_two_rows_per_trip(s.vecs, static_cast<int>(V)))));
-      if (s.grid > 0) {  // one block per (8 warps x 32 / G x R) rows
+      if (s.grid > 0) {  // one block per (8 warps x 32 / G) rows
         const std::int64_t rows_per_block =
-            std::int64_t{kWarpRowsThreads / 32} * (32 / s.lanes_per_row) * s.rows_per_trip;
+            std::int64_t{kWarpRowsThreads / 32} * (32 / s.lanes_per_row);
         CHECK(s.grid == (p.M + rows_per_block - 1) / rows_per_block);
       }
       CHECK(s.traffic == TrafficModel::fused);
@@ -560,9 +549,9 @@ TEST_CASE("dispatch: split rows stay on chip while the card holds them, else rea
     CHECK(s.grid == 264);
   }
   // The streamed parts dealt out step by step where a row's streamed part is larger than L2
-  // (M = 1, N = 2^26 fp32: 238 MB, 1.109x on the H200), not where it fits (M = 8, N = 2^24: 37 MB
-  // a row, 0.972x), not for bf16 (0.970x), not for rows off 16-byte boundaries; each time the
-  // other form is a candidate.
+  // (M = 1, N = 2^26 fp32: 238 MB), not where it fits (M = 8, N = 2^24: 37 MB a row), not for
+  // bf16, not for rows off 16-byte boundaries -- where it was faster on the H200
+  // (results/h200/tuning/); each time the other form is a candidate.
   for (const auto& [p, want] : std::vector<std::pair<Problem, bool>>{
            {dense(1, 1 << 26, DType::f32), true},
            {dense(2, 1 << 25, DType::f32), true},
@@ -614,45 +603,6 @@ TEST_CASE("dispatch: every plan for every boundary shape satisfies its family's 
   CHECK(checked > 1000);
 }
 
-TEST_CASE("dispatch: the wave prefetch is a candidate beside the default, never the default",
-          "[dispatch]") {
-  std::size_t seen = 0;
-  for (const DType t : kDtypes)
-    for (const std::int64_t n : boundary_ns()) {
-      const Problem p = dense(std::max<std::int64_t>(1, (std::int64_t{1} << 27) / n), n, t);
-      const auto all = candidate_plans(p, kH200);
-      REQUIRE(!all.empty());
-      const SoftmaxPlan& d = all.front();
-      INFO(summary(d) << " for N = " << n << " " << to_string(t));
-      CHECK(d.wave_prefetch == 0);
-      const bool takes = d.family == SoftmaxFamily::block_row ||
-                         d.family == SoftmaxFamily::cluster_tile ||
-                         d.family == SoftmaxFamily::block_hybrid;
-      // block_row: only at its end (the earlier point costs it registers: softmax_dispatch.cpp).
-      const int first_at = d.family == SoftmaxFamily::block_row ? 2 : 1;
-      for (int at = 1; at <= 2; ++at) {
-        // The default's copy at each point, right after it: the same plan but for the prefetch.
-        const auto it = std::find_if(all.begin(), all.end(), [&](const SoftmaxPlan& s) {
-          return s.wave_prefetch == at;
-        });
-        if (!takes || at < first_at) {
-          CHECK(it == all.end());
-          continue;
-        }
-        REQUIRE(it != all.end());
-        CHECK(it - all.begin() == at - first_at + 1);
-        SoftmaxPlan plain = *it;
-        plain.wave_prefetch = 0;
-        CHECK(summary(plain) == summary(d));
-        CHECK(plain.why.substr(0, d.why.size()) == d.why);
-        CHECK(summary(*it) == summary(d) + (at == 1 ? " l2wave=loaded" : " l2wave=stored"));
-        CHECK(it->why.find("one wave later") != std::string::npos);
-        ++seen;
-      }
-    }
-  CHECK(seen > 20);  // block_row, block_hybrid and cluster_tile defaults among the shapes
-}
-
 TEST_CASE("dispatch: strides do not change the plan; bad problems are refused", "[dispatch]") {
   const Problem dense_p = dense(100, 3000, DType::bf16);
   Problem padded = dense_p;
@@ -701,22 +651,6 @@ TEST_CASE("the registry entry `softmax` exposes the dispatch", "[dispatch][regis
   const auto bad = why_unsupported(*k, Problem{4, 10, 9, 10, DType::f32}, kH200);
   REQUIRE(bad.has_value());
   CHECK(bad->find("ld_x") != std::string::npos);
-}
-
-TEST_CASE("dispatch: two rows per trip are candidates for short rows", "[dispatch]") {
-  // N = 128 fp32 on G = 16 lanes x 2 vectors: R = 2 takes 32 rows per block, half the grid.
-  const Problem p = dense(1 << 20, 128, DType::f32);
-  const auto plans = candidate_plans(p, kH200);
-  const auto r2 = std::find_if(plans.begin(), plans.end(), [](const SoftmaxPlan& s) {
-    return s.family == SoftmaxFamily::warp_rows && s.rows_per_trip == 2 && s.lanes_per_row == 16 &&
-           s.vecs == 2;
-  });
-  REQUIRE(r2 != plans.end());
-  CHECK(r2->grid == (1 << 20) / 32);
-  CHECK(summary(*r2).find(" R=2") != std::string::npos);
-  // No tile of more than 16 elements per lane takes two rows (N = 1024: 32 lanes x 8 vectors).
-  for (const SoftmaxPlan& s : candidate_plans(dense(4096, 1024, DType::f32), kH200))
-    if (s.family == SoftmaxFamily::warp_rows && s.vecs * 4 > 16) CHECK(s.rows_per_trip == 1);
 }
 
 TEST_CASE("dispatch: split_row's pipelined candidate holds two slices per block, rows on chip only",
@@ -832,9 +766,10 @@ TEST_CASE("dispatch: every pipelined split_row candidate has a twin with the L2 
       CHECK_FALSE(twin[0].repoll);
     }
   }
-  // The two-slice defaults take it and the early re-poll (2^18 on few rows, 2^19, 2^20; session
-  // 10's tuning runs), the three-slice one at 2^21 neither (0.993x, 0.989x); nor do 16-bit rows (no
-  // pipelined default). The sanitizer's two-slice shape (test_lab_kernels.cpp) is one of them.
+  // The two-slice defaults take it and the early re-poll (2^18 on few rows, 2^19, 2^20), the
+  // three-slice one at 2^21 neither (each as measured fastest: results/h200/tuning/); nor do
+  // 16-bit rows (no pipelined default). The sanitizer's two-slice shape (test_lab_kernels.cpp) is
+  // one of them.
   for (const Problem& p : {dense(16, 1 << 18, DType::f32), dense(256, 1 << 19, DType::f32),
                            dense(128, 1 << 20, DType::f32), dense(16, 600000, DType::f32)}) {
     const SoftmaxPlan f = plan_softmax(p, kH200);
@@ -952,7 +887,7 @@ TEST_CASE("dispatch: block_hybrid across a cluster, a slice longer than a tile p
     CHECK(s.grid == p.M * s.cluster);
     CHECK(summary(s).find("C=" + std::to_string(s.cluster)) != std::string::npos);
   }
-  // The default is the 8 blocks, two an SM (session 23's tuning table: 1.064x split_row).
+  // The default is the 8 blocks, two an SM (faster than split_row: results/h200/tuning/).
   const SoftmaxPlan f = plan_softmax(p, kH200);
   CHECK(f.family == SoftmaxFamily::block_hybrid);
   CHECK(f.cluster == 8);
@@ -1079,7 +1014,7 @@ TEST_CASE("dispatch: split_row prefetches into L2 only while a wave of rows fill
   // M = 128, N = 2^20 on two blocks per SM (the family's first candidate): 7 rows of 4 MB =
   // 29.4 MB per wave: no prefetch (the lines would not last). One block per SM holds 6 rows at a
   // time (25.2 MB): prefetch. The default (two slices per block) has the next slice on chip and
-  // prefetches the one after (session 10), whatever the wave: its prefetched slices are one per SM.
+  // prefetches the one after, whatever the wave: its prefetched slices are one per SM.
   const SoftmaxPlan b =
       family_plans(SoftmaxFamily::split_row, dense(128, 1 << 20, DType::f32), kH200).front();
   CHECK(b.grid > kH200.sm_count);
@@ -1103,8 +1038,9 @@ TEST_CASE("dispatch: split_row prefetches into L2 only while a wave of rows fill
 
 TEST_CASE("dispatch: fp32 block_row rows of 1000-4096 take the tiles measured fastest",
           "[dispatch]") {
-  // Session 12's tuning runs (docs/performance.md): each of these tiles beat the smallest that
-  // holds the row; 8192 and 16384 stay on the smallest (the wider ran 0.92x and 0.84x-0.97x).
+  // Each of these tiles beat the smallest that holds the row on the H200; 8192 and 16384 stay on
+  // the smallest, the wider ran slower there (results/h200/tuning/; docs/performance.md,
+  // "block_row").
   for (const auto& [n, threads, vecs] : {std::tuple{1000, 96, 4}, std::tuple{1024, 96, 4},
                                          std::tuple{2048, 192, 4}, std::tuple{3000, 256, 4},
                                          std::tuple{4096, 384, 4}, std::tuple{8192, 512, 4},

@@ -3,7 +3,6 @@
 #include <string>
 
 #include "catch.hpp"
-#include "kernels/ceilings.hpp"
 #include "kernels/fused_row.hpp"
 #include "kernels/registry.hpp"
 
@@ -177,26 +176,4 @@ TEST_CASE("cudnn is not offered padded rows, which cuDNN 9.14 was seen to mishan
     CHECK(padded->find("padded row strides") != std::string::npos);
     CHECK_FALSE(why_unsupported(*k, dense(37, 33), d).has_value());
   }
-}
-
-TEST_CASE("the staged copy's variants are named apart and fit an H200's shared memory",
-          "[registry][ceilings]") {
-  // The [.staged] table prints one line a variant, by its name: two variants with one name could
-  // not be told apart there. And a variant's buffers (blocks_per_sm blocks of them on an SM) must
-  // fit in what an SM holds, or its launch is refused on the GPU.
-  constexpr std::size_t kSmemPerSm = 233472;  // 228 KB; a block opts in to 227 KB (kH200)
-  std::set<std::string> names;
-  std::size_t bulk = 0;
-  for (const ceilings::StagedCopy& v : ceilings::staged_copy_variants()) {
-    const std::string name = ceilings::to_string(v);
-    INFO(name);
-    CHECK(names.insert(name).second);
-    const auto block_bytes = static_cast<std::size_t>(v.buffers * v.stage_bytes);
-    CHECK(v.stage_bytes % 16 == 0);
-    CHECK(block_bytes <= kH200.shared_bytes_per_block);
-    CHECK(block_bytes * static_cast<std::size_t>(v.blocks_per_sm) <= kSmemPerSm);
-    CHECK((name.find("bulk stores") != std::string::npos) == v.bulk_store);
-    bulk += v.bulk_store ? 1 : 0;
-  }
-  CHECK(bulk >= 3);  // stores only, with the statistics' pass, with the softmax's exponentials
 }

@@ -45,7 +45,7 @@ SPLIT_TWICE = ("M = 1, N = 67108864 fp32 (256 MiB rows): split_row, each row ove
                "(112 KiB) held in shared memory, the rest (89% of the row) read twice, the second time in "
                "reverse so its tail hits L2; (max, sum) partials through global memory")
 
-# Session 6's sentences (results/h200/default and bf16): blocks per SM, the threads' copy.
+# The dispatch's sentences for split_row's forms: the ring, blocks per SM, the threads' copy.
 SPLIT_RING = ("M = 32, N = 4194304 fp32 (16 MiB rows): split_row, each row over 132 blocks of a "
               "co-resident grid of 132 (1 per SM; 1 row(s) at a time), 31776 elements per block held in "
               "shared memory (124 KiB): x read once; (max, sum) partials through global memory; the "
@@ -56,7 +56,7 @@ SPLIT_ONE_PER_SM = ("M = 64, N = 2097152 fp32 (8 MiB rows): split_row, each row 
                     "in shared memory (186 KiB): x read once; (max, sum) partials through global memory, the "
                     "next slice prefetched into L2 while a row waits for its partials; each block copies its "
                     "next slice in chunk by chunk as it writes this one")
-# Session 8's: two slices per block (the pipelined exchange).
+# Two slices per block (the pipelined exchange).
 SPLIT_PIPELINED = ("M = 128, N = 1048576 fp32 (4 MiB rows): split_row, each row over 44 blocks of a "
                    "co-resident grid of 132 (1 per SM; 3 row(s) at a time), 23832 elements per block held "
                    "in shared memory (186 KiB for two slices): x read once; (max, sum) partials through "
@@ -110,11 +110,11 @@ class Short(unittest.TestCase):
         self.assertEqual(plan_table.short(ROW), "cluster_row C=2, 64 KiB slices in smem")
         self.assertEqual(plan_table.short(SPLIT), "split_row S=264, R=1, L2 prefetch")
         self.assertEqual(plan_table.short(SPLIT_TWICE), "split_row S=264, R=1, part read twice")
-        # Session 15's sentence: fp32 rows read twice with the streamed parts interleaved.
+        # fp32 rows read twice with the streamed parts interleaved.
         self.assertEqual(plan_table.short(SPLIT_TWICE + "; the parts not kept in shared memory dealt "
                                           "to the row's blocks in turn, a step each"),
                          "split_row S=264, R=1, part read twice, streamed parts interleaved")
-        # Session 16's: rows on chip with the block's shared memory a ring of chunk slots.
+        # Rows on chip with the block's shared memory a ring of chunk slots.
         self.assertEqual(plan_table.short(SPLIT_RING),
                          "split_row S=132, R=1, 1 block(s) per SM, ring of chunk slots")
         self.assertEqual(plan_table.short(SPLIT_ONE_PER_SM),

@@ -55,8 +55,9 @@ class Census(unittest.TestCase):
                               "MUFU.EX2": 0, "BSSY": 0, "S2UR": 0})
 
     def test_real_kernels(self):
-        # Session 18's split_row fp32 two-slice kernels, aligned and windowed, as the H200 build
-        # machine's cuobjdump printed them (docs/performance.md quotes these counts).
+        # split_row's fp32 two-slice kernels, aligned and windowed, as cuobjdump printed them on
+        # the H200 build machine (docs/performance.md quotes these counts): a fixed input, so the
+        # counts are of that build, not of today's.
         logs = ROOT / "results" / "h200" / "tuning"
         aligned = logs / "sass-split_row-fp32-pipelined-aligned.txt.gz"
         windowed = logs / "sass-split_row-fp32-pipelined-windowed.txt.gz"

@@ -4,9 +4,10 @@
 // kernel can a persistent block come when every byte goes global -> shared memory (TMA bulk
 // copies, or the threads' cp.async) -> registers -> global, and what its stage length, its
 // buffers per block, its chunks per stage, its blocks per SM and a second pass over shared memory
-// (the statistics' pass of the softmax kernels) cost. Session 6 found every kernel that holds part
-// of a row in shared memory at 78-87% of the copy ceiling where register tiles of the same shape
-// of work reach 96% (docs/performance.md); this separates the staging from the softmax.
+// (the statistics' pass of the softmax kernels) cost. The kernels that hold part of a row in
+// shared memory run further from the copy ceiling than the register tiles of the same shape of
+// work (results/h200/default/); this separates the staging from the softmax. What it measured:
+// docs/performance.md, "Tried and rejected"; experiments/REJECTED.md.
 //
 // Grid: blocks_per_sm blocks per SM, 512 threads each, resident at once (checked). The bytes are
 // cut into stages of stage_bytes; block b takes stages b, b + grid, ...; stage k of a block lies
@@ -20,7 +21,7 @@
 //      exp_work, an exponential of each element worked into the stored word through a mask of 0,
 //      so it costs its instructions and changes no byte), a block barrier, then copy stage
 //      k + kBuffers' chunk c into the bytes just freed -- split_row's write_and_refill.
-//      (bulk_store, session 25: the copy engine stores the chunk instead -- one bulk copy from
+//      (bulk_store: the copy engine stores the chunk instead -- one bulk copy from
 //      shared to global memory, issued by thread 0 after a block barrier; with exp_work the threads
 //      first rewrite the chunk in shared memory with its exponentials, as a softmax would write its
 //      output there. The chunk's bytes take the refill once the store has read them, which thread 0
@@ -39,15 +40,14 @@
 #include <utility>
 #include <vector>
 
-#include "kernels/ceilings.hpp"
+#include "experiments/staged_copy.hpp"
 #include "kernels/cuda_check.hpp"
 #include "kernels/row_slice.cuh"
 #include "kernels/softmax_math.cuh"
 
-namespace smr {
+namespace smr::experiments {
 namespace {
 
-using ceilings::StagedCopy;
 using prod::BlockBarrier;
 
 inline constexpr int kStagedThreads = 512;
@@ -70,7 +70,7 @@ __device__ __forceinline__ void work_exp_into(uint4& v, unsigned mask) {
 }
 
 // kBulkStore: the copy engine stores each chunk (StagedCopy::bulk_store), compiled apart so that
-// the threads' stores keep the code they were timed with in session 10.
+// the variants with the threads' stores run the code they ran before bulk stores existed.
 template <int kBuffers, int kChunks, bool kBulkStore>
 __global__ void __launch_bounds__(kStagedThreads)
     staged_copy_kernel(const uint4* __restrict__ src, uint4* __restrict__ dst, std::int64_t vecs,
@@ -218,7 +218,7 @@ void launch_staged(const uint4* s, uint4* d, std::int64_t vecs, cudaStream_t str
   static const bool opted = (prod::allow_all_dynamic_shared_memory(kernel), true);
   (void)opted;
   // The device's facts, asked once per device and size: a timed launch pays no query (the clock
-  // rate's took longer than the copy itself on the H200 and was timed with it, session 10).
+  // rate's took longer than the copy itself on the H200, and it would be timed with it).
   struct Facts {
     int sms = 0, per_sm = 0, clock_khz = 0;
   };
@@ -242,7 +242,7 @@ void launch_staged(const uint4* s, uint4* d, std::int64_t vecs, cudaStream_t str
   }
   const int sms = f.sms, per_sm = f.per_sm, clock_khz = f.clock_khz;
   if (per_sm < v.blocks_per_sm)
-    throw std::invalid_argument("staged copy " + ceilings::to_string(v) + ": " +
+    throw std::invalid_argument("staged copy " + to_string(v) + ": " +
                                 std::to_string(per_sm) + " block(s) of " + std::to_string(smem) +
                                 " bytes of shared memory fit on an SM");
   const std::int64_t stages = (vecs + stage_vecs - 1) / stage_vecs;
@@ -268,43 +268,45 @@ bool try_staged(const StagedCopy& v, const uint4* s, uint4* d, std::int64_t vecs
 
 }  // namespace
 
-namespace ceilings {
 
 std::vector<StagedCopy> staged_copy_variants() {
   constexpr std::int64_t kKiB = 1024;
   // Stage lengths of the kernels they stand for: 95328 bytes split_row's pipelined slice at
   // N = 2^19-2^20 fp32 (two per block), 63552 its three-slice one, 190656 its one-slice one,
   // 114688 split_row's two blocks per SM (112 KB), 196608 block_hybrid's 192 KiB at N = 65536.
+  // Fields not named keep StagedCopy's defaults (4 chunks, one block per SM, no read pass, TMA
+  // copies in, the threads' stores out, no exponentials, no pause).
   return {
-      StagedCopy{2, 4, 95328, 1, false, false},   // two buffers, stores only
-      StagedCopy{2, 4, 95328, 1, true, false},    // + the statistics' pass: split_row pipelined
-      StagedCopy{2, 8, 95328, 1, true, false},    // 8 chunks a stage
-      StagedCopy{2, 4, 95328, 1, true, true},     // the threads' cp.async
-      StagedCopy{3, 4, 63552, 1, true, false},    // three buffers (split_row B = 3)
-      StagedCopy{1, 4, 190656, 1, false, false},  // one buffer, stores only
-      StagedCopy{1, 4, 190656, 1, true, false},   // one buffer + pass: split_row one slice
-      StagedCopy{1, 4, 196608, 1, true, false},   // block_hybrid's slice at 65536
-      StagedCopy{1, 4, 114688, 2, true, false},   // two blocks per SM, 112 KB each
-      StagedCopy{2, 4, 32 * kKiB, 1, false, false},
-      StagedCopy{2, 4, 64 * kKiB, 1, false, false},
-      StagedCopy{2, 4, 112 * kKiB, 1, false, false},
-      StagedCopy{2, 4, 56 * kKiB, 2, true, false},  // two blocks per SM, two buffers each
-      // split_row pipelined's stage with, one at a time, its other costs (session 10): its
-      // exponentials (one per element in each pass), a pause per stage as long as its exchange
-      // phase (0.8 us in session 10's trace), both.
-      StagedCopy{2, 4, 95328, 1, true, false, true, 0.0},
-      StagedCopy{2, 4, 95328, 1, true, false, false, 0.8},
-      StagedCopy{2, 4, 95328, 1, true, false, true, 0.8},
-      // The copy engine's stores in place of the threads' (session 25): a stage never in a
-      // register (stores only), with the statistics' pass, and with the softmax's work -- the
-      // exponentials of both passes, the output pass rewriting the chunk in shared memory -- beside
-      // the threads' stores of the same stages above; block_hybrid's slice; two blocks per SM.
-      StagedCopy{2, 4, 95328, 1, false, false, false, 0.0, true},
-      StagedCopy{2, 4, 95328, 1, true, false, false, 0.0, true},
-      StagedCopy{2, 4, 95328, 1, true, false, true, 0.0, true},
-      StagedCopy{1, 4, 190656, 1, false, false, false, 0.0, true},
-      StagedCopy{1, 4, 196608, 1, true, false, true, 0.0, true},
-      StagedCopy{2, 4, 56 * kKiB, 2, true, false, true, 0.0, true},
+      {.buffers = 2, .stage_bytes = 95328},                     // two buffers, stores only
+      {.buffers = 2, .stage_bytes = 95328, .read_pass = true},  // + the statistics' pass
+      {.buffers = 2, .chunks = 8, .stage_bytes = 95328, .read_pass = true},  // 8 chunks a stage
+      {.buffers = 2, .stage_bytes = 95328, .read_pass = true, .thread_copy = true},  // cp.async
+      {.buffers = 3, .stage_bytes = 63552, .read_pass = true},   // three buffers (split_row B = 3)
+      {.buffers = 1, .stage_bytes = 190656},                     // one buffer, stores only
+      {.buffers = 1, .stage_bytes = 190656, .read_pass = true},  // split_row's one slice
+      {.buffers = 1, .stage_bytes = 196608, .read_pass = true},  // block_hybrid's slice at 65536
+      {.buffers = 1, .stage_bytes = 114688, .blocks_per_sm = 2, .read_pass = true},  // 112 KB x 2
+      {.buffers = 2, .stage_bytes = 32 * kKiB},
+      {.buffers = 2, .stage_bytes = 64 * kKiB},
+      {.buffers = 2, .stage_bytes = 112 * kKiB},
+      {.buffers = 2, .stage_bytes = 56 * kKiB, .blocks_per_sm = 2, .read_pass = true},
+      // split_row pipelined's stage with, one at a time, its other costs: its exponentials (one
+      // per element in each pass), a pause per stage as long as its exchange phase, both.
+      {.buffers = 2, .stage_bytes = 95328, .read_pass = true, .exp_work = true},
+      {.buffers = 2, .stage_bytes = 95328, .read_pass = true, .delay_us = 0.8},
+      {.buffers = 2, .stage_bytes = 95328, .read_pass = true, .exp_work = true, .delay_us = 0.8},
+      // The copy engine's stores in place of the threads': a stage never in a register (stores
+      // only), with the statistics' pass, and with the softmax's work -- the exponentials of both
+      // passes, the output pass rewriting the chunk in shared memory -- beside the threads' stores
+      // of the same stages above; block_hybrid's slice; two blocks per SM.
+      {.buffers = 2, .stage_bytes = 95328, .bulk_store = true},
+      {.buffers = 2, .stage_bytes = 95328, .read_pass = true, .bulk_store = true},
+      {.buffers = 2, .stage_bytes = 95328, .read_pass = true, .exp_work = true, .bulk_store = true},
+      {.buffers = 1, .stage_bytes = 190656, .bulk_store = true},
+      {.buffers = 1, .stage_bytes = 196608, .read_pass = true, .exp_work = true,
+       .bulk_store = true},
+      {.buffers = 2, .stage_bytes = 56 * kKiB, .blocks_per_sm = 2, .read_pass = true,
+       .exp_work = true, .bulk_store = true},
   };
 }
 
@@ -343,5 +345,4 @@ void staged_copy_bytes(const void* src, void* dst, std::size_t bytes, cudaStream
   if (!ran) throw std::invalid_argument("staged copy: variant " + to_string(v) + " is not built");
 }
 
-}  // namespace ceilings
-}  // namespace smr
+}  // namespace smr::experiments

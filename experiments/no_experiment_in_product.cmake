@@ -1,0 +1,33 @@
+# cmake -DNM=nm -DFILES="a;b" -P no_experiment_in_product.cmake
+# Fails when a symbol of any file names an experiment: the staged copy, split_row's clock trace,
+# the wave prefetch, anything in namespace smr::experiments. (nm's output piped through grep:
+# CMake's own regular expressions take half a minute over it.)
+set(pattern "staged_copy|StagedCopy|smr::experiments|split_trace|trace_split|WavePrefetch|wave_prefetch|prefetch_wave")
+if(NOT NM OR NOT FILES)
+  message(FATAL_ERROR "usage: cmake -DNM=<nm> -DFILES=<file;...> -P ${CMAKE_CURRENT_LIST_FILE}")
+endif()
+find_program(GREP grep REQUIRED)
+set(found "")
+foreach(file IN LISTS FILES)
+  if(NOT EXISTS "${file}")
+    message(FATAL_ERROR "${file}: no such file")
+  endif()
+  execute_process(COMMAND ${NM} -C ${file}
+                  COMMAND ${GREP} -E "${pattern}"
+                  OUTPUT_VARIABLE hits RESULTS_VARIABLE rcs)
+  list(GET rcs 0 nm_rc)
+  list(GET rcs 1 grep_rc)
+  if(NOT nm_rc EQUAL 0)
+    message(FATAL_ERROR "${NM} -C ${file} failed (${nm_rc})")
+  endif()
+  if(grep_rc EQUAL 0)
+    string(REGEX MATCH "^[^\n]*" first "${hits}")
+    string(APPEND found "${file}: a symbol of an experiment, e.g. ${first}\n")
+  elseif(NOT grep_rc EQUAL 1)
+    message(FATAL_ERROR "grep over ${file}'s symbols failed (${grep_rc})")
+  endif()
+endforeach()
+if(found)
+  message(FATAL_ERROR "the product links an experiment:\n${found}")
+endif()
+message(STATUS "no experiment in: ${FILES}")

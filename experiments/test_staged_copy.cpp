@@ -1,0 +1,137 @@
+// GPU tests of the staged copy (staged_copy.cu): every variant copies every byte and nothing else,
+// bad requests are refused; and, hidden ("[.staged]"), how close each variant comes to the copy
+// ceiling on the ceiling's 512 MiB: each timed alternately with the copy kernel, sample by sample,
+// medians of 15 after 3 warm-ups each; printed, not asserted (docs/performance.md, "Tried and
+// rejected"). The executable skips visibly (exit 77) without a GPU.
+#include <algorithm>
+#include <cstddef>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+#include "catch.hpp"
+#include "experiments/staged_copy.hpp"
+#include "harness/device.hpp"
+#include "harness/timing.hpp"
+#include "harness/verify.hpp"
+#include "kernels/ceilings.hpp"
+#include "kernels/cuda_check.hpp"
+
+namespace {
+
+using namespace smr;
+
+// n bytes of a pattern with no short period (a copy that lands one byte off is seen).
+std::vector<unsigned char> patterned_bytes(std::size_t n) {
+  std::vector<unsigned char> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<unsigned char>((i * 131 + 7) % 251);
+  return v;
+}
+// Whether every byte of `out` outside [begin, end) still holds the poison it was filled with.
+bool poison_outside(const std::vector<unsigned char>& out, std::size_t begin, std::size_t end) {
+  for (std::size_t i = 0; i < out.size(); ++i)
+    if ((i < begin || i >= end) && out[i] != kPoisonByte) return false;
+  return true;
+}
+
+// Seconds one call of `op` takes on stream s, between two CUDA events.
+template <class Op>
+double seconds_once(CudaStream& s, Op&& op) {
+  CudaEvent start, stop;
+  start.record(s.get());
+  op();
+  stop.record(s.get());
+  s.sync();
+  return stop.seconds_since(start);
+}
+// The median of a set of samples, as the harness takes it (timing.hpp's summarize).
+double median_of(std::vector<double> t) { return summarize(std::move(t), 1, false).median_s; }
+// Two operations timed alternately, sample by sample, after `warmups` untimed rounds: a drift of
+// the card's clocks or temperature during the test moves both medians alike. Each one's samples.
+struct Alternated {
+  std::vector<double> a, b;
+};
+template <class A, class B>
+Alternated time_alternately(CudaStream& s, A&& a, B&& b, int warmups, int reps) {
+  for (int i = 0; i < warmups; ++i) {
+    a();
+    b();
+  }
+  Alternated t;
+  for (int i = 0; i < reps; ++i) {
+    t.a.push_back(seconds_once(s, a));
+    t.b.push_back(seconds_once(s, b));
+  }
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("staged copy: every byte copied, nothing else written, every variant", "[gpu][experiments]") {
+  // Sizes that end mid-stage and mid-chunk, one shorter than a chunk, and more stages than the
+  // grid has blocks (every buffer refilled several times).
+  const std::size_t sizes[] = {16, 4096 + 16, 95328 * 3 + 160, (std::size_t{40} << 20) + 48};
+  constexpr std::size_t kGuard = 256;
+  const std::size_t span = sizes[std::size(sizes) - 1] + 2 * kGuard;
+  const std::vector<unsigned char> src = patterned_bytes(span);
+  DeviceBuffer dsrc(span), ddst(span);
+  CUDA_CHECK(cudaMemcpy(dsrc.get(), src.data(), span, cudaMemcpyHostToDevice));
+  std::vector<unsigned char> out(span);
+  for (const experiments::StagedCopy& v : experiments::staged_copy_variants())
+    for (const std::size_t bytes : sizes) {
+      INFO("variant " << experiments::to_string(v) << ", bytes " << bytes);
+      CUDA_CHECK(cudaMemset(ddst.get(), kPoisonByte, span));
+      experiments::staged_copy_bytes(dsrc.as<unsigned char>() + kGuard,
+                                  ddst.as<unsigned char>() + kGuard, bytes, nullptr, v);
+      CUDA_CHECK(cudaDeviceSynchronize());
+      CUDA_CHECK(cudaMemcpy(out.data(), ddst.get(), span, cudaMemcpyDeviceToHost));
+      CHECK(std::memcmp(out.data() + kGuard, src.data() + kGuard, bytes) == 0);
+      CHECK(poison_outside(out, kGuard, kGuard + bytes));
+    }
+  // Refused, not run: a size that is not whole vectors, a misaligned buffer, a stage too big.
+  CHECK_THROWS_AS(experiments::staged_copy_bytes(dsrc.get(), ddst.get(), 17, nullptr,
+                                              experiments::StagedCopy{}),
+                  std::invalid_argument);
+  CHECK_THROWS_AS(experiments::staged_copy_bytes(dsrc.as<unsigned char>() + 4, ddst.get(), 32,
+                                              nullptr, experiments::StagedCopy{}),
+                  std::invalid_argument);
+  CHECK_THROWS_AS(experiments::staged_copy_bytes(dsrc.get(), ddst.get(), 32, nullptr,
+                                              experiments::StagedCopy{.buffers = 2,
+                                                                      .stage_bytes = 190656}),
+                  std::invalid_argument);
+}
+
+TEST_CASE("staged copy: each variant against the copy ceiling", "[.staged][gpu][experiments]") {
+  constexpr std::size_t kBytes = std::size_t{512} << 20;
+  constexpr int kReps = 15;
+  DeviceBuffer a(kBytes), b(kBytes);
+  CUDA_CHECK(cudaMemset(a.get(), 1, kBytes));
+  CudaStream s;
+  const auto ceiling = [&] { ceilings::copy_bytes(a.get(), b.get(), kBytes, s.get()); };
+  std::printf("\nstaged copy, 512 MiB (read + write), median of %d, alternating with the copy "
+              "ceiling kernel\n", kReps);
+  for (const experiments::StagedCopy& v : experiments::staged_copy_variants()) {
+    const auto staged = [&] { experiments::staged_copy_bytes(a.get(), b.get(), kBytes, s.get(), v); };
+    const Alternated t = time_alternately(s, ceiling, staged, 3, kReps);
+    const double copy_s = median_of(t.a);
+    const TimeStats st = summarize(t.b, 1, false);
+    std::printf("  %-52s %6.0f GB/s, %5.1f%% of the copy kernel's %4.0f (min %.0f, max %.0f)\n",
+                experiments::to_string(v).c_str(), 2.0 * kBytes / st.median_s / 1e9,
+                100.0 * copy_s / st.median_s, 2.0 * kBytes / copy_s / 1e9,
+                2.0 * kBytes / st.max_s / 1e9, 2.0 * kBytes / st.min_s / 1e9);
+    std::fflush(stdout);
+    // The timed variant copied every byte (b cleared, copied once more, read back).
+    CUDA_CHECK(cudaMemsetAsync(b.get(), 0, kBytes, s.get()));
+    staged();
+    s.sync();
+    std::vector<unsigned char> back(kBytes);
+    CUDA_CHECK(cudaMemcpy(back.data(), b.get(), kBytes, cudaMemcpyDeviceToHost));
+    CHECK(std::count(back.begin(), back.end(), static_cast<unsigned char>(1)) ==
+          static_cast<std::ptrdiff_t>(kBytes));
+  }
+}
+
