@@ -329,6 +329,8 @@ const Mistake kMistakes[] = {
     {"overflow.yaml", 2, 10, "shapes[0]",
      "shape [9223372036854775807, 2] in fp32 needs more than 2^63 bytes"},
     {"int_too_big.yaml", 3, 7, "seed", "integer 18446744073709551616 does not fit in 64 bits"},
+    {"row_pad_too_big.yaml", 4, 10, "row_pad",
+     "100000000000 makes shape [4, 128] (line 3) in fp32 need 3200000006144 bytes"},
     // unknown kernels and dtypes, with the nearest name
     {"unknown_kernel.yaml", 2, 18, "kernels[1]", "unknown kernel 'onlien'; did you mean 'online'?"},
     {"unknown_dtype.yaml", 2, 16, "dtypes[1]", "unknown dtype 'fp64'; did you mean 'fp32'?"},
