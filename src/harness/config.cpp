@@ -1039,18 +1039,19 @@ SweepConfig load_config_text(const std::string& text, const std::string& source,
 
 SweepConfig load_config_file(const std::filesystem::path& path) {
   const std::string source = path.string();
-  std::string ext = path.extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(),
-                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
-  if (ext != ".yaml" && ext != ".yml" && ext != ".json")
-    throw ConfigError(source, 0, 0, "",
-                      "unknown config format " + in_quotes(ext) + ": expected .yaml, .yml or .json");
+  // What the path is first (a directory named as a config is "a directory", not a format).
   std::string text;
   try {
     text = read_input_file(path, kMaxConfigBytes, "a config");
   } catch (const InputFileError& e) {
     throw ConfigError(source, 0, 0, "", e.reason);
   }
+  std::string ext = path.extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  if (ext != ".yaml" && ext != ".yml" && ext != ".json")
+    throw ConfigError(source, 0, 0, "",
+                      "unknown config format " + in_quotes(ext) + ": expected .yaml, .yml or .json");
   return load_config_text(text, source, ext == ".json");
 }
 

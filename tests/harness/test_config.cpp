@@ -492,8 +492,8 @@ TEST_CASE("mistakes in text: overflow, hostile input, limits", "[config]") {
     CHECK(contains(e.what(), "(`all` includes it)"));
   }
   SECTION("files: unknown extension, missing file") {
-    const auto e1 = error_of(kData / "good" / "no-extension");
-    CHECK(contains(e1.what(), "unknown config format"));
+    const auto e1 = error_of(kSourceDir / "CMakeLists.txt");
+    CHECK(contains(e1.what(), "unknown config format '.txt'"));
     const auto e2 = error_of(kData / "good" / "no-such-file.yaml");
     CHECK(contains(e2.what(), "no such file"));
     CHECK(e2.line == 0);
@@ -542,6 +542,8 @@ TEST_CASE("a config path that is no readable file says what it is", "[config]") 
   CHECK(message("dangling.yaml") == "a symlink to a missing file (gone.yaml)");
   fs::create_directory(dir / "adir.yaml");
   CHECK(message("adir.yaml") == "a directory, not a file");
+  fs::create_directory(dir / "runs");  // no extension: what it is comes before the format
+  CHECK(message("runs") == "a directory, not a file");
   CHECK(message("missing.json") == "no such file");
 
   // Larger than the cap: refused by its size before it is read (a sparse file: no disk used).
