@@ -83,13 +83,15 @@ void apply_kernel_filter(SweepConfig& cfg, const std::vector<std::string>& names
 // The kernels scripts/peers.py times (its PEERS): their records are merged into a run.
 const std::vector<std::string> kPeerKernels{"torch.softmax", "triton.fused"};
 
-// Every record names a registry kernel or a peer: anything else is a file that was edited or
-// made by something else, and would get a report section of its own.
+// Every record names a registry kernel (of this build or of a lab build) or a peer: anything else
+// is a file that was edited or made by something else, and would get a report section of its own.
 void check_record_kernels(const RunResults& run, const fs::path& file) {
+  const auto lab = lab_build_kernel_names();
   for (std::size_t i = 0; i < run.records.size(); ++i) {
     const Record& r = run.records[i];
     if (find_kernel(r.kernel) ||
-        std::find(kPeerKernels.begin(), kPeerKernels.end(), r.kernel) != kPeerKernels.end())
+        std::find(kPeerKernels.begin(), kPeerKernels.end(), r.kernel) != kPeerKernels.end() ||
+        std::find(lab.begin(), lab.end(), r.kernel) != lab.end())
       continue;
     throw BadInput(fmt::format("{}: records[{}] ({}): unknown kernel '{}' (`{} list` shows the "
                                "registry's names; peers are {} and {})",
@@ -351,7 +353,16 @@ struct ModelArgs {
 int cmd_model(const ModelArgs& a) {
   const SweepConfig cfg = load_config(a.config);
   Ceilings c = datasheet_h200();
-  if (!a.ceilings.empty()) c = read_results_or_bad_input(a.ceilings, "--ceilings").ceilings;
+  if (!a.ceilings.empty()) {
+    c = read_results_or_bad_input(a.ceilings, "--ceilings").ceilings;
+    try {
+      check_ceilings(c);
+    } catch (const std::invalid_argument& e) {
+      throw BadInput(fmt::format("--ceilings {}: no usable ceilings: {} (a run's results.json "
+                                 "holds measured ones; a peers file holds none)",
+                                 a.ceilings, e.what()));
+    }
+  }
   if (!a.out.empty())
     check_out_dir(a.out, a.force,
                   "give a new or empty directory, or --force to replace model.json and model.md in it");

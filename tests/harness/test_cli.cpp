@@ -335,6 +335,11 @@ TEST_CASE("report refuses records it cannot place: unknown kernel, a shape no ke
   with("negm.json", [](json& j) { j["records"][1]["M"] = -5; });
   with("zeron.json", [](json& j) { j["records"][0]["N"] = 0; });
   const std::vector<std::string> before = entries(tmp.path);
+  // A lab build's kernel (docs/lab exercise 03) is no stranger: its saved runs are read anywhere.
+  fs::create_directories(tmp.path / "lab");
+  with("lab/results.json", [](json& j) { j["records"][0]["kernel"] = "fused_starter"; });
+  CHECK(bench("report lab", tmp.path).code == 0);
+  fs::remove_all(tmp.path / "lab");
 
   Outcome o = bench("report kernel.json", tmp.path);
   INFO(o.err);
@@ -401,6 +406,16 @@ TEST_CASE("model --ceilings takes the ceilings of a results.json", "[cli]") {
   const Outcome bad = bench("model --ceilings nothing.json", tmp.path);
   CHECK(bad.code == 2);
   CHECK(lines(bad.err) == 1);
+
+  // A results document without ceilings (a peers file: every number null) is bad input too.
+  run.ceilings.fp32_GFLOPs = std::nan("");
+  smr::write_results(tmp.path / "peers.json", run);
+  const Outcome none = bench("model --print-only --ceilings peers.json", tmp.path);
+  INFO(none.err);
+  CHECK(none.code == 2);
+  CHECK(lines(none.err) == 1);
+  CHECK(contains(none.err, "--ceilings peers.json: no usable ceilings: "));
+  CHECK(contains(none.err, "fp32_GFLOPs"));
 }
 
 TEST_CASE("list shows every registry entry with its description", "[cli]") {
