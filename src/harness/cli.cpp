@@ -212,7 +212,7 @@ const std::vector<std::string> kNumericColumns{"M",      "N",        "DRAM MB", 
 
 // What the unfused pipeline's DRAM traffic is held against, per shape: the fused lab kernel (one
 // tile, so only up to its cap), the online kernel (any N) and the production dispatch (any N).
-// Where one of them does not apply to the shape its ratio is not given: "n/a" in the tables,
+// Where one of them (or unfused) does not apply to the shape the ratio is not given: "n/a" in the tables,
 // `applies: false` and `ratio: null` in model.json.
 const std::vector<std::string> kRatioAgainst{"fused", "online", "softmax"};
 
@@ -233,11 +233,13 @@ std::vector<RatioRow> ratio_rows(const SweepConfig& cfg, const Ceilings& c) {
   if (!unfused) return out;
   for (const Problem& p : cfg.problems) {
     RatioRow row{p, {}};
-    const double unfused_bytes = model_row(*unfused, p, c).point.dram_bytes;
+    const ModelRow u = model_row(*unfused, p, c);
     for (const auto& name : kRatioAgainst)
       if (const KernelInfo* k = find_kernel(name)) {
         const ModelRow m = model_row(*k, p, c);
-        row.against.push_back({name, m.not_applicable, unfused_bytes / m.point.dram_bytes});
+        std::optional<std::string> na = m.not_applicable;
+        if (u.not_applicable) na = "unfused does not apply: " + *u.not_applicable;
+        row.against.push_back({name, na, u.point.dram_bytes / m.point.dram_bytes});
       }
     out.push_back(std::move(row));
   }
@@ -394,7 +396,8 @@ int cmd_model(const ModelArgs& a) {
   const std::string ratio_title =
       "Predicted DRAM traffic, unfused pipeline over each kernel that replaces it (DRAM bytes):";
   const std::string na_note =
-      any_na ? fmt::format("{}: the kernel does not apply to that shape (the table above says why)\n",
+      any_na ? fmt::format("{}: a kernel of the ratio does not apply to that shape (the table above "
+                           "says why)\n",
                            kNotApplicable)
              : std::string();
 

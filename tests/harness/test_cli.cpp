@@ -222,7 +222,7 @@ TEST_CASE("model marks a ratio against a kernel that does not apply as n/a", "[c
   CHECK(c[3] == "n/a");
   CHECK(c[4] == "1.67");
   CHECK(c[5] == "2.50");
-  CHECK(contains(o.out, "n/a: the kernel does not apply to that shape"));
+  CHECK(contains(o.out, "n/a: a kernel of the ratio does not apply to that shape"));
 }
 
 TEST_CASE("model --print-only writes nothing; --out chooses the directory", "[cli]") {
