@@ -82,23 +82,55 @@ void apply_kernel_filter(SweepConfig& cfg, const std::vector<std::string>& names
   if (cfg.normalized.is_object()) cfg.normalized["kernels"] = picked;
 }
 
-RunResults read_results_or_bad_input(const fs::path& file) {
-  if (!fs::is_regular_file(file)) throw BadInput(fmt::format("{}: no such file", file.string()));
-  try {
-    return read_results(file);
-  } catch (const std::exception& e) {
-    throw BadInput(fmt::format("{}: not a readable results.json: {}", file.string(), e.what()));
+// The kernels scripts/peers.py times (its PEERS): their records are merged into a run.
+const std::vector<std::string> kPeerKernels{"torch.softmax", "triton.fused"};
+
+// Every record names a registry kernel (of this build or of a lab build) or a peer: anything else
+// is a file that was edited or made by something else, and would get a report section of its own.
+void check_record_kernels(const RunResults& run, const fs::path& file) {
+  const auto lab = lab_build_kernel_names();
+  for (std::size_t i = 0; i < run.records.size(); ++i) {
+    const Record& r = run.records[i];
+    if (find_kernel(r.kernel) ||
+        std::find(kPeerKernels.begin(), kPeerKernels.end(), r.kernel) != kPeerKernels.end() ||
+        std::find(lab.begin(), lab.end(), r.kernel) != lab.end())
+      continue;
+    throw BadInput(fmt::format("{}: records[{}] ({}): unknown kernel '{}' (`{} list` shows the "
+                               "registry's names; peers are {} and {})",
+                               file.string(), i, r.key(), r.kernel, kProgram, kPeerKernels[0],
+                               kPeerKernels[1]));
   }
+}
+
+// Every results document the user names -- report's RESULTS.json, --resume DIR's, --ceilings
+// FILE, --peers FILE -- is read here and checked whole: read_input_file's checks (what the path
+// is, its size), the reader's (schema, types, M, N and strides), then the kernel names. `flag`
+// starts the message when the file came from an option. Every message names the file, and the
+// key (records[3].M) where one is at fault.
+RunResults read_results_or_bad_input(const fs::path& file, const std::string& flag = "") {
+  RunResults run;
+  try {
+    run = read_results(file);
+  } catch (const std::exception& e) {
+    throw BadInput((flag.empty() ? "" : flag + " ") + e.what());
+  }
+  check_record_kernels(run, file);
+  return run;
 }
 
 std::vector<Record> peers_or_bad_input(const std::string& file) {
   if (file.empty()) return {};
-  if (!fs::is_regular_file(file)) throw BadInput(fmt::format("--peers {}: no such file", file));
-  try {
-    return load_peers(file);
-  } catch (const std::exception& e) {
-    throw BadInput(e.what());
-  }
+  return read_results_or_bad_input(file, "--peers").records;
+}
+
+// --out DIR of `run` and `model`: a new or empty directory, or an existing one with --force.
+void check_out_dir(const fs::path& dir, bool force, const std::string& hint) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(dir, ec);
+  if (fs::exists(st) && !fs::is_directory(st))
+    throw BadInput(fmt::format("--out {}: a file, not a directory", dir.string()));
+  if (fs::is_directory(st) && !fs::is_empty(dir, ec) && !force)
+    throw BadInput(fmt::format("--out {}: exists already and is not empty; {}", dir.string(), hint));
 }
 
 int needs_gpu(const std::string& subcommand) {
@@ -137,25 +169,35 @@ struct ModelRow {
   ModelPoint point;
 };
 
+// A ratio against a kernel that does not apply to the shape.
+constexpr const char* kNotApplicable = "n/a";
+
 std::string num(double v, const char* spec) {
   if (!std::isfinite(v)) return "-";
   return fmt::format(fmt::runtime(spec), v);
 }
 
-std::vector<ModelRow> model_rows(const SweepConfig& cfg, const Ceilings& c) {
+DeviceLimits model_limits(const Ceilings& c) {
   DeviceLimits limits;  // the H200's, with the size facts of the ceilings used
   limits.sm_count = c.sm_count;
   limits.l2_bytes = static_cast<std::size_t>(c.l2_bytes);
+  return limits;
+}
+
+// One registry kernel at one shape: whether it applies, and its model point.
+ModelRow model_row(const KernelInfo& k, const Problem& p, const Ceilings& c) {
+  const DeviceLimits limits = model_limits(c);
+  ModelRow row{&k, p, why_unsupported(k, p, limits), {}};
+  const std::int64_t rif = k.rows_in_flight ? k.rows_in_flight(p, limits) : 0;
+  row.point = predict(traffic_model(k, p, limits), p, c, rif);
+  return row;
+}
+
+std::vector<ModelRow> model_rows(const SweepConfig& cfg, const Ceilings& c) {
   std::vector<ModelRow> rows;
   for (const Problem& p : cfg.problems)
-    for (const auto& name : cfg.kernels) {
-      const KernelInfo* k = find_kernel(name);
-      if (!k) continue;
-      ModelRow row{k, p, why_unsupported(*k, p, limits), {}};
-      const std::int64_t rif = k->rows_in_flight ? k->rows_in_flight(p, limits) : 0;
-      row.point = predict(traffic_model(*k, p, limits), p, c, rif);
-      rows.push_back(std::move(row));
-    }
+    for (const auto& name : cfg.kernels)
+      if (const KernelInfo* k = find_kernel(name)) rows.push_back(model_row(*k, p, c));
   return rows;
 }
 
@@ -190,14 +232,39 @@ const std::vector<std::string> kModelHeader{
 const std::vector<std::string> kNumericColumns{"M",      "N",        "DRAM MB", "GFLOP",
                                                "FLOP/B", "bound us", "GB/s"};
 
+// What the unfused pipeline's DRAM traffic is held against, per shape: the fused lab kernel (one
+// tile, so only up to its cap), the online kernel (any N) and the production dispatch (any N).
+// Where one of them (or unfused) does not apply to the shape the ratio is not given: "n/a" in the tables,
+// `applies: false` and `ratio: null` in model.json.
+const std::vector<std::string> kRatioAgainst{"fused", "online", "softmax"};
+
+struct RatioCell {
+  std::string kernel;
+  std::optional<std::string> not_applicable;
+  double ratio;
+};
+
 struct RatioRow {
   Problem p;
-  double ratio;
+  std::vector<RatioCell> against;
 };
 
 std::vector<RatioRow> ratio_rows(const SweepConfig& cfg, const Ceilings& c) {
   std::vector<RatioRow> out;
-  for (const Problem& p : cfg.problems) out.push_back({p, predicted_traffic_ratio(p, c)});
+  const KernelInfo* unfused = find_kernel("unfused");
+  if (!unfused) return out;
+  for (const Problem& p : cfg.problems) {
+    RatioRow row{p, {}};
+    const ModelRow u = model_row(*unfused, p, c);
+    for (const auto& name : kRatioAgainst)
+      if (const KernelInfo* k = find_kernel(name)) {
+        const ModelRow m = model_row(*k, p, c);
+        std::optional<std::string> na = m.not_applicable;
+        if (u.not_applicable) na = "unfused does not apply: " + *u.not_applicable;
+        row.against.push_back({name, na, u.point.dram_bytes / m.point.dram_bytes});
+      }
+    out.push_back(std::move(row));
+  }
   return out;
 }
 
@@ -243,6 +310,10 @@ std::string md_table(const std::vector<std::string>& header,
   return out;
 }
 
+// 2: traffic_ratio holds `unfused_over`, one entry per kernel with `applies` (version 1 had one
+// `unfused_over_fused` number, given also where the fused kernel does not apply).
+constexpr int kModelSchemaVersion = 2;
+
 json model_json(const SweepConfig& cfg, const Ceilings& c, const std::vector<ModelRow>& rows,
                 const std::vector<RatioRow>& ratios) {
   // The ceilings and model points are serialised by the results writer, so that model.json and
@@ -263,7 +334,7 @@ json model_json(const SweepConfig& cfg, const Ceilings& c, const std::vector<Mod
   const json written = to_json(shell);
   json j;
   j["schema"] = "softmax-roofline/model";
-  j["schema_version"] = 1;
+  j["schema_version"] = kModelSchemaVersion;
   j["tool_version"] = SMR_VERSION;
   j["config"] = cfg.normalized;
   j["ceilings"] = written.at("ceilings");
@@ -278,42 +349,86 @@ json model_json(const SweepConfig& cfg, const Ceilings& c, const std::vector<Mod
     j["points"].push_back(std::move(pt));
   }
   j["traffic_ratio"] = json::array();
-  for (const auto& r : ratios)
+  for (const auto& r : ratios) {
+    json against = json::array();
+    for (const RatioCell& cell : r.against) {
+      json a = {{"kernel", cell.kernel},
+                {"applies", !cell.not_applicable},
+                {"ratio", cell.not_applicable || !std::isfinite(cell.ratio) ? json(nullptr)
+                                                                           : json(cell.ratio)}};
+      if (cell.not_applicable) a["reason"] = *cell.not_applicable;
+      against.push_back(std::move(a));
+    }
     j["traffic_ratio"].push_back({{"dtype", std::string(to_string(r.p.dtype))},
                                   {"M", r.p.M},
                                   {"N", r.p.N},
                                   {"ld_x", r.p.ld_x},
                                   {"ld_y", r.p.ld_y},
-                                  {"unfused_over_fused", r.ratio}});
+                                  {"unfused_over", std::move(against)}});
+  }
   return j;
 }
 
 struct ModelArgs {
   std::string config, ceilings, out;
-  bool print_only = false;
+  bool print_only = false, force = false;
 };
 
 int cmd_model(const ModelArgs& a) {
   const SweepConfig cfg = load_config(a.config);
   Ceilings c = datasheet_h200();
-  if (!a.ceilings.empty()) c = read_results_or_bad_input(a.ceilings).ceilings;
-  const fs::path dir = a.out.empty() ? fs::path(cfg.output_dir) / ("model-" + cfg.name) : fs::path(a.out);
+  if (!a.ceilings.empty()) {
+    c = read_results_or_bad_input(a.ceilings, "--ceilings").ceilings;
+    try {
+      check_ceilings(c);
+    } catch (const std::invalid_argument& e) {
+      throw BadInput(fmt::format("--ceilings {}: no usable ceilings: {} (a run's results.json "
+                                 "holds measured ones; a peers file holds none)",
+                                 a.ceilings, e.what()));
+    }
+  }
+  if (!a.out.empty())
+    check_out_dir(a.out, a.force,
+                  "give a new or empty directory, or --force to replace model.json and model.md in it");
+  const fs::path dir =
+      a.out.empty() ? fresh_run_dir(cfg.output_dir, "model-" + cfg.name) : fs::path(a.out);
 
   const auto rows = model_rows(cfg, c);
   const auto ratios = ratio_rows(cfg, c);
   std::vector<std::vector<std::string>> cells;
   for (const auto& r : rows) cells.push_back(model_cells(r));
   std::vector<std::vector<std::string>> ratio_cells;
-  for (const auto& r : ratios)
-    ratio_cells.push_back({std::string(to_string(r.p.dtype)), std::to_string(r.p.M),
-                           std::to_string(r.p.N), num(r.ratio, "{:.2f}")});
-  const std::vector<std::string> ratio_header{"dtype", "M", "N", "unfused/fused DRAM bytes"};
+  std::vector<std::string> ratio_header{"dtype", "M", "N"};
+  std::vector<std::string> ratio_numeric{"M", "N"};
+  if (!ratios.empty())
+    for (const RatioCell& cell : ratios.front().against) {
+      ratio_header.push_back("unfused/" + cell.kernel);
+      ratio_numeric.push_back(ratio_header.back());
+    }
+  bool any_na = false;
+  for (const auto& r : ratios) {
+    std::vector<std::string> row{std::string(to_string(r.p.dtype)), std::to_string(r.p.M),
+                                 std::to_string(r.p.N)};
+    for (const RatioCell& cell : r.against) {
+      any_na = any_na || cell.not_applicable.has_value();
+      row.push_back(cell.not_applicable ? std::string(kNotApplicable) : num(cell.ratio, "{:.2f}"));
+    }
+    ratio_cells.push_back(std::move(row));
+  }
+  const std::string ratio_title =
+      "Predicted DRAM traffic, unfused pipeline over each kernel that replaces it (DRAM bytes):";
+  const std::string na_note =
+      any_na ? fmt::format("{}: a kernel of the ratio does not apply to that shape (the table above "
+                           "says why)\n",
+                           kNotApplicable)
+             : std::string();
 
   std::string text = fmt::format("Analytic model of sweep '{}' ({}); {}\n\n", cfg.name, cfg.source,
                                  ceilings_line(c));
   text += text_table(kModelHeader, cells, 1, kNumericColumns);
-  text += "\nPredicted DRAM traffic, unfused pipeline over fused kernel:\n";
-  text += text_table(ratio_header, ratio_cells, 0, {"M", "N", ratio_header.back()});
+  text += "\n" + ratio_title + "\n";
+  text += text_table(ratio_header, ratio_cells, 0, ratio_numeric);
+  text += na_note;
   std::fputs(text.c_str(), stdout);
 
   if (a.print_only) return exit_code::ok;
@@ -322,8 +437,9 @@ int cmd_model(const ModelArgs& a) {
   md += "Predicted DRAM bytes, algorithmic FLOPs (3 per element), intensity, and the time and "
         "effective bandwidth (2 x M x N x dtype bytes / time) the roofline allows.\n\n";
   md += md_table(kModelHeader, cells);
-  md += "\n## Predicted DRAM traffic, unfused / fused\n\n";
+  md += "\n## Predicted DRAM traffic, unfused / each kernel that replaces it\n\n";
   md += md_table(ratio_header, ratio_cells);
+  if (!na_note.empty()) md += "\n" + na_note;
   fs::create_directories(dir);
   write_file_atomic(dir / "model.json", model_json(cfg, c, rows, ratios).dump(2) + "\n");
   write_file_atomic(dir / "model.md", md);
@@ -359,7 +475,16 @@ int cmd_list() {
 // ---- report -----------------------------------------------------------------------------
 
 int cmd_report(const std::string& results, const std::string& peers_file) {
-  const fs::path file = results;
+  // A run directory stands for the results.json in it.
+  fs::path file = results;
+  std::error_code ec;
+  if (fs::is_directory(file, ec)) {
+    file /= "results.json";
+    if (!fs::exists(fs::symlink_status(file, ec)))
+      throw BadInput(fmt::format("{}: a directory with no results.json in it; report takes a run's "
+                                 "results.json or the run directory that holds it",
+                                 results));
+  }
   RunResults run = read_results_or_bad_input(file);
   const std::vector<Record> peers = peers_or_bad_input(peers_file);
   const json before = to_json(run);
@@ -433,16 +558,18 @@ int cmd_run(const RunArgs& a, const std::string& command) {
       throw BadInput("--out and --resume name different directories; --resume DIR continues DIR");
     opt.dir = a.resume;
     opt.resume = true;
+    std::error_code ec;
+    if (fs::exists(opt.dir, ec) && !fs::is_directory(opt.dir, ec))
+      throw BadInput(fmt::format("--resume {}: a file, not a run directory", a.resume));
     const fs::path file = opt.dir / "results.json";
-    if (!fs::is_regular_file(file))
+    if (!fs::exists(fs::symlink_status(file, ec)))
       throw BadInput(fmt::format("--resume {}: no results.json there to continue", a.resume));
-    read_results_or_bad_input(file);
+    read_results_or_bad_input(file, "--resume");
   } else if (!a.out.empty()) {
     opt.dir = a.out;
-    if (fs::exists(opt.dir) && !(fs::is_directory(opt.dir) && fs::is_empty(opt.dir)) && !a.force)
-      throw BadInput(fmt::format("--out {}: exists already; --resume {} continues the run in it, "
-                                 "--force starts a new one there",
-                                 a.out, a.out));
+    check_out_dir(opt.dir, a.force,
+                  fmt::format("--resume {} continues the run in it, --force starts a new one there",
+                              a.out));
   } else {
     opt.dir = fresh_run_dir(opt.config.output_dir, opt.config.name);
   }
@@ -506,16 +633,22 @@ int run_cli(int argc, char** argv) {
       "--ceilings", model_a.ceilings, "Use the measured ceilings of this results.json");
   (void)ceil_opt;
   CLI::Option* mout = model->add_option(
-      "--out", model_a.out, "Where model.json and model.md go (default: <output_dir>/model-<name>)");
-  model->add_flag("--print-only", model_a.print_only, "Print the tables, write no files")
-      ->excludes(mout);
+      "--out", model_a.out,
+      "Where model.json and model.md go, a new or empty directory (default: "
+      "<output_dir>/model-<name>-<UTC time>)");
+  CLI::Option* print_only =
+      model->add_flag("--print-only", model_a.print_only, "Print the tables, write no files");
+  print_only->excludes(mout);
+  model->add_flag("--force", model_a.force, "Replace model.json and model.md in an existing --out DIR")
+      ->excludes(print_only);
 
   app.add_subcommand("list", "List the registry's kernels with one-line descriptions");
 
   std::string report_file, report_peers;
   CLI::App* report = app.add_subcommand(
       "report", "Regenerate claims, report and plots of a saved run from its results.json");
-  report->add_option("results", report_file, "RESULTS.json of a run")->required();
+  report->add_option("results", report_file, "RESULTS.json of a run, or the run's directory")
+      ->required();
   report->add_option("--peers", report_peers, "Merge this scripts/peers.py output first");
 
   std::string settings_config;

@@ -16,7 +16,6 @@
 #include <charconv>
 #include <cmath>
 #include <deque>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -38,6 +37,7 @@
 // fuzz/CMakeLists.txt. Everything that needs those lives at the end of this file.
 #ifndef SMR_CONFIG_LOADER_ONLY
 #include "kernels/registry.hpp"
+#include "roofline/results.hpp"
 
 namespace smr::detail {
 extern const std::string_view embedded_default_config;  // generated from configs/default.yaml
@@ -904,24 +904,36 @@ SweepConfig Walker::read(const Node* root_node) {
     if (!fresh)
       fail(s.at, fmt::format("shape [{}, {}] appears twice (first at line {}, column {})", s.M, s.N,
                              it->second.line, it->second.column));
-    const std::optional<std::int64_t> ld = checked_add(s.N, c.row_pad);
     for (DType t : c.dtypes) {
       // x and y with their strides, and the unfused pipeline's M x N fp32 intermediate.
-      std::optional<std::int64_t> bytes;
-      if (ld) {
+      const auto needs = [&](std::int64_t pad) -> std::optional<std::int64_t> {
+        const std::optional<std::int64_t> ld = checked_add(s.N, pad);
+        if (!ld) return std::nullopt;
         const auto row_bytes = checked_mul(*ld, dtype_bytes(t));
         const auto one = row_bytes ? checked_mul(*row_bytes, s.M) : std::nullopt;
         const auto mn = checked_mul(s.M, s.N);
         const auto intermediate = mn ? checked_mul(*mn, kIntermediateBytes) : std::nullopt;
         const auto xy = one ? checked_add(*one, *one) : std::nullopt;
-        bytes = xy && intermediate ? checked_add(*xy, *intermediate) : std::nullopt;
-      }
-      if (!bytes || *bytes > kAssumedDeviceBytes)
-        fail(s.at, fmt::format("shape [{}, {}] in {} needs {} bytes for x, y and the unfused "
-                               "intermediate; the device is assumed to have {}",
-                               s.M, s.N, to_string(t),
-                               bytes ? std::to_string(*bytes) : std::string("more than 2^63"),
-                               kAssumedDeviceBytes));
+        return xy && intermediate ? checked_add(*xy, *intermediate) : std::nullopt;
+      };
+      const auto fits = [](const std::optional<std::int64_t>& b) {
+        return b && *b <= kAssumedDeviceBytes;
+      };
+      const std::optional<std::int64_t> bytes = needs(c.row_pad);
+      if (fits(bytes)) continue;
+      const auto said = [](const std::optional<std::int64_t>& b) {
+        return b ? std::to_string(*b) : std::string("more than 2^63");
+      };
+      // The shape fits unpadded: the padding is what is too large, so the error points at it.
+      if (row_pad && fits(needs(0)))
+        fail(*row_pad, fmt::format("{} makes shape [{}, {}] (line {}) in {} need {} bytes "
+                                   "for x, y and the unfused intermediate; the device is assumed "
+                                   "to have {}",
+                                   c.row_pad, s.M, s.N, s.at.pos.line, to_string(t), said(bytes),
+                                   kAssumedDeviceBytes));
+      fail(s.at, fmt::format("shape [{}, {}] in {} needs {} bytes for x, y and the unfused "
+                             "intermediate; the device is assumed to have {}",
+                             s.M, s.N, to_string(t), said(bytes), kAssumedDeviceBytes));
     }
   }
   for (DType t : c.dtypes)
@@ -1048,20 +1060,20 @@ SweepConfig load_config_text(const std::string& text, const std::string& source,
 
 SweepConfig load_config_file(const std::filesystem::path& path) {
   const std::string source = path.string();
+  // What the path is first (a directory named as a config is "a directory", not a format).
+  std::string text;
+  try {
+    text = read_input_file(path, kMaxConfigBytes, "a config");
+  } catch (const InputFileError& e) {
+    throw ConfigError(source, 0, 0, "", e.reason);
+  }
   std::string ext = path.extension().string();
   std::transform(ext.begin(), ext.end(), ext.begin(),
                  [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
   if (ext != ".yaml" && ext != ".yml" && ext != ".json")
     throw ConfigError(source, 0, 0, "",
                       "unknown config format " + in_quotes(ext) + ": expected .yaml, .yml or .json");
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec))
-    throw ConfigError(source, 0, 0, "", "cannot read the config: no such file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(source, 0, 0, "", "cannot open the config");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return load_config_text(text.str(), source, ext == ".json");
+  return load_config_text(text, source, ext == ".json");
 }
 
 const std::string& default_config_text() {

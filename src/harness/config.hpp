@@ -67,6 +67,10 @@ inline constexpr std::int64_t kAssumedDeviceBytes = 141'000'000'000;
 // is a typo, and the bound keeps the loader's work proportional to its input.
 inline constexpr std::size_t kMaxShapes = 65536;
 
+// The largest config file read (the expanded shapes of a sweep at kMaxShapes are far smaller): a
+// bigger file is refused before it is read, with its name and this cap.
+inline constexpr std::uintmax_t kMaxConfigBytes = std::uintmax_t{16} << 20;
+
 // The kernel names a config may use. The normal build takes them from the registry
 // (registry_kernel_names()); the fuzz target, which has no CUDA code, passes its own list to the
 // overload of load_config_text below.
@@ -76,7 +80,8 @@ struct KernelNames {
 };
 KernelNames registry_kernel_names();  // smr::kernels() and smr::default_kernel_names()
 
-// Format by extension (.yaml/.yml or .json). Throws ConfigError.
+// Format by extension (.yaml/.yml or .json). Throws ConfigError, also for a file that cannot be
+// read as one (missing, a directory, a device, a symlink loop, over kMaxConfigBytes).
 SweepConfig load_config_file(const std::filesystem::path& path);
 // `source` names the text in messages. `json` chooses the parser; YAML otherwise.
 SweepConfig load_config_text(const std::string& text, const std::string& source, bool json);

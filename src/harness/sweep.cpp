@@ -685,19 +685,6 @@ Ceilings measure_ceilings(const DeviceInfo& device, const TimingPolicy& policy, 
   return c;
 }
 
-std::vector<Record> load_peers(const fs::path& file) {
-  RunResults peers;
-  try {
-    peers = read_results(file);
-  } catch (const std::exception& e) {
-    std::string what = e.what();
-    std::replace(what.begin(), what.end(), '\n', ' ');
-    throw std::runtime_error(fmt::format("{}: not a peers file (scripts/peers.py output): {}",
-                                         file.string(), what));
-  }
-  return peers.records;
-}
-
 int merge_peers(RunResults& run, const std::vector<Record>& peers) {
   int n = 0;
   for (Record r : peers) {

@@ -37,10 +37,6 @@ int run_sweep(const SweepOptions& options);
 Ceilings measure_ceilings(const DeviceInfo& device, const TimingPolicy& policy,
                           nlohmann::json& detail);
 
-// Reads scripts/peers.py's output (a results document holding only peer records). Throws
-// std::runtime_error with a one-line message naming the file.
-std::vector<Record> load_peers(const std::filesystem::path& file);
-
 // Puts peer records into a run: a record with the same key() is replaced, pct_of_copy is
 // recomputed against the run's copy ceiling, a record without a model (peers.py writes none) gets
 // the fused one for the run's ceilings, and model_GBps follows. Returns how many were merged.

@@ -32,6 +32,11 @@ std::span<const KernelInfo> kernels() {
   return table;
 }
 
+std::span<const std::string_view> lab_build_kernel_names() {
+  static constexpr std::string_view names[] = {"fused_starter"};  // entries::fused_starter()
+  return names;
+}
+
 const KernelInfo* find_kernel(std::string_view name) {
   for (const auto& k : kernels())
     if (k.name == name) return &k;

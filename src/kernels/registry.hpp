@@ -74,6 +74,9 @@ std::span<const KernelInfo> kernels();
 const KernelInfo* find_kernel(std::string_view name);
 // Names `all` in a config expands to: the lab kernels, the production kernel and the library peers.
 std::vector<std::string> default_kernel_names();
+// Names only a lab build (SMR_BUILD_LAB) registers, listed in every build: a saved run of a lab
+// build holds their records, and any build may read it (`softmax-bench report`).
+std::span<const std::string_view> lab_build_kernel_names();
 
 // ADDED (issue 7): the traffic model of k for p: k.traffic_for(p, d) when set, else k.traffic.
 inline TrafficModel traffic_model(const KernelInfo& k, const Problem& p, const DeviceLimits& d) {

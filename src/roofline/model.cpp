@@ -41,16 +41,6 @@ void check_problem(const Problem& p) {
     throw std::invalid_argument(fmt::format("model: ld_y = {} is less than N = {}", p.ld_y, p.N));
 }
 
-void check_ceilings(const Ceilings& c) {
-  if (!(c.dram_GBps > 0))
-    throw std::invalid_argument(fmt::format("model: ceilings.dram_GBps = {} must be > 0", c.dram_GBps));
-  if (!(c.fp32_GFLOPs > 0))
-    throw std::invalid_argument(
-        fmt::format("model: ceilings.fp32_GFLOPs = {} must be > 0", c.fp32_GFLOPs));
-  if (c.l2_bytes < 0)
-    throw std::invalid_argument(fmt::format("model: ceilings.l2_bytes = {} must be >= 0", c.l2_bytes));
-}
-
 // Fills the roofline-bound fields from the byte and FLOP counts already in m.
 void apply_roofline(ModelPoint& m, const Problem& p, const Ceilings& c) {
   m.dram_bytes = m.dram_read_bytes + m.dram_write_bytes;
@@ -202,6 +192,16 @@ ModelPoint predict(TrafficModel model, const Problem& p, const Ceilings& c,
   }
   apply_roofline(m, p, c);
   return m;
+}
+
+void check_ceilings(const Ceilings& c) {
+  if (!(c.dram_GBps > 0))
+    throw std::invalid_argument(fmt::format("model: ceilings.dram_GBps = {} must be > 0", c.dram_GBps));
+  if (!(c.fp32_GFLOPs > 0))
+    throw std::invalid_argument(
+        fmt::format("model: ceilings.fp32_GFLOPs = {} must be > 0", c.fp32_GFLOPs));
+  if (c.l2_bytes < 0)
+    throw std::invalid_argument(fmt::format("model: ceilings.l2_bytes = {} must be >= 0", c.l2_bytes));
 }
 
 double predicted_traffic_ratio(const Problem& p, const Ceilings& c) {

@@ -108,6 +108,10 @@ struct ModelPoint {
 ModelPoint predict(TrafficModel model, const Problem& p, const Ceilings& c,
                    std::int64_t rows_in_flight = 0);
 
+// Throws std::invalid_argument naming the field when the ceilings cannot draw a roofline (a DRAM
+// or FP32 ceiling that is not > 0, a negative L2 size); predict() checks them so.
+void check_ceilings(const Ceilings& c);
+
 // Predicted DRAM bytes unfused / fused for the same problem (2.5 far above L2, less below it).
 double predicted_traffic_ratio(const Problem& p, const Ceilings& c);
 

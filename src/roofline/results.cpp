@@ -12,9 +12,7 @@
 #include <cmath>
 #include <cstring>
 #include <ctime>
-#include <fstream>
 #include <limits>
-#include <sstream>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -340,6 +338,14 @@ Record record_from_json(const Reader& rd, const json& j, const std::string& w) {
   r.N = rd.integer(j, "N", w);
   r.ld_x = rd.integer(j, "ld_x", w);
   r.ld_y = rd.integer(j, "ld_y", w);
+  // The shape every record's numbers are about: a row count or a row length below 1, or a stride
+  // shorter than the row, is no problem a kernel ran.
+  if (r.M < 1) rd.fail(Reader::join(w, "M"), fmt::format("expected a row count >= 1, got {}", r.M));
+  if (r.N < 1) rd.fail(Reader::join(w, "N"), fmt::format("expected a row length >= 1, got {}", r.N));
+  if (r.ld_x < r.N)
+    rd.fail(Reader::join(w, "ld_x"), fmt::format("expected a row stride >= N = {}, got {}", r.N, r.ld_x));
+  if (r.ld_y < r.N)
+    rd.fail(Reader::join(w, "ld_y"), fmt::format("expected a row stride >= N = {}, got {}", r.N, r.ld_y));
   r.status = rd.string(j, "status", w);
   if (r.status != "ok" && r.status != "skipped" && r.status != "failed")
     rd.fail(Reader::join(w, "status"), fmt::format("'{}' is not one of ok, skipped, failed", r.status));
@@ -392,14 +398,78 @@ RunResults results_from_json(const json& j, const std::string& source) {
   return r;
 }
 
+namespace {
+
+std::string file_kind(mode_t mode) {
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a plain file";
+}
+
+// MiB when whole, else bytes: "16 MiB", "1000 bytes".
+std::string size_text(std::uintmax_t bytes) {
+  return bytes % (1u << 20) == 0 ? fmt::format("{} MiB", bytes >> 20) : fmt::format("{} bytes", bytes);
+}
+
+}  // namespace
+
+InputFileError::InputFileError(const std::filesystem::path& file, std::string why)
+    : std::runtime_error(fmt::format("{}: {}", file.string(), why)), reason(std::move(why)) {}
+
+std::string read_input_file(const std::filesystem::path& file, std::uintmax_t max_bytes,
+                            const std::string& what) {
+  const auto fail = [&](std::string why) { throw InputFileError(file, std::move(why)); };
+  struct stat st {};
+  if (::stat(file.c_str(), &st) != 0) {
+    const int err = errno;
+    struct stat link {};
+    if (err == ELOOP) fail("a symlink loop (too many levels of symbolic links)");
+    if (err == ENOENT && ::lstat(file.c_str(), &link) == 0 && S_ISLNK(link.st_mode)) {
+      std::error_code ec;
+      const auto target = std::filesystem::read_symlink(file, ec);
+      fail(fmt::format("a symlink to a missing file ({})", ec ? "?" : target.string()));
+    }
+    if (err == ENOENT) fail("no such file");
+    fail(fmt::format("cannot read: {}", std::strerror(err)));
+  }
+  if (S_ISDIR(st.st_mode)) fail("a directory, not a file");
+  if (!S_ISREG(st.st_mode)) fail(fmt::format("not a regular file ({})", file_kind(st.st_mode)));
+  if (static_cast<std::uintmax_t>(st.st_size) > max_bytes)
+    fail(fmt::format("{} bytes, larger than the {} {} may be", st.st_size, size_text(max_bytes), what));
+
+  // O_NONBLOCK: if the path changed into a FIFO since stat, open does not wait for a writer.
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) fail(fmt::format("cannot read: {}", std::strerror(errno)));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) fail("changed while being opened");
+  // The size may change under us (a file being written): read at most one byte past the cap.
+  std::string text;
+  char buf[1 << 16];
+  for (;;) {
+    const std::uintmax_t room = max_bytes + 1 - text.size();
+    const ssize_t n = ::read(fd, buf, static_cast<std::size_t>(std::min<std::uintmax_t>(sizeof buf, room)));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      fail(fmt::format("cannot read: {}", std::strerror(errno)));
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+    if (text.size() > max_bytes)
+      fail(fmt::format("grew past the {} {} may be while it was read", size_text(max_bytes), what));
+  }
+  return text;
+}
+
 RunResults read_results(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw std::runtime_error(fmt::format("{}: cannot open: {}", file.string(), std::strerror(errno)));
-  std::stringstream text;
-  text << in.rdbuf();
+  const std::string text = read_input_file(file, kMaxResultsBytes, "a results file");
   json j;
   try {
-    j = json::parse(text.str());
+    j = json::parse(text);
   } catch (const json::parse_error& e) {
     throw std::runtime_error(fmt::format("{}: not valid JSON: {}", file.string(), e.what()));
   }

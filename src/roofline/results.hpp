@@ -6,7 +6,9 @@
 // a record) is written as null at the top level and left out in a record; both read back as null.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
+#include <stdexcept>
 #include <map>
 #include <optional>
 #include <string>
@@ -21,6 +23,8 @@ namespace smr {
 
 inline constexpr const char* kResultsSchema = "softmax-roofline/results";
 inline constexpr int kResultsSchemaVersion = 1;
+// The largest results.json read: a sweep of thousands of records with counters is a few MB.
+inline constexpr std::uintmax_t kMaxResultsBytes = std::uintmax_t{256} << 20;
 
 // The noise criterion of a record (harness/noise.hpp): whether the median's relative spread met
 // the target before the time cap. Absent in runs made before the criterion existed: "not recorded",
@@ -109,6 +113,18 @@ nlohmann::json to_json(const RunResults& r);
 // newer `schema_version`, a missing required key or a wrong type.
 RunResults results_from_json(const nlohmann::json& j, const std::string& source = "results.json");
 RunResults read_results(const std::filesystem::path& file);  // errors name the file
+
+// A file the user named (a config, a results or peers file), read whole. Throws InputFileError,
+// one line "FILE: what is wrong": no such file, a symlink loop, a symlink to a missing file, a
+// directory, not a regular file (a device, a FIFO, a socket), unreadable, or larger than
+// `max_bytes` ("FILE: B bytes, larger than the 16 MiB a config may be", `what` = "a config") --
+// checked before reading, and no more than max_bytes + 1 bytes are ever read.
+struct InputFileError : std::runtime_error {
+  InputFileError(const std::filesystem::path& file, std::string why);
+  std::string reason;  // the message without "FILE: "
+};
+std::string read_input_file(const std::filesystem::path& file, std::uintmax_t max_bytes,
+                            const std::string& what);
 // Atomic: writes a temporary file beside FILE (FILE.tmp.PID.N), fsyncs it, renames it over FILE,
 // fsyncs the directory. On any failure the temporary is removed, FILE is left as it was, and a
 // std::runtime_error names FILE and the reason. Never leaves a half-written results.json.

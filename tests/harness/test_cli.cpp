@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <iterator>
 #include <sstream>
 #include <string>
 
@@ -148,7 +150,11 @@ TEST_CASE("model on the embedded default prints 0.375 and 2.5 and writes model.j
   CHECK(contains(o.out, "0.375"));
   CHECK(contains(o.out, "2.50"));
 
-  const fs::path dir = tmp.path / "runs" / "model-default";
+  // A new directory every time, as `run` makes: runs/model-default-<UTC time>.
+  REQUIRE(fs::is_directory(tmp.path / "runs"));
+  REQUIRE(entries(tmp.path / "runs").size() == 1);
+  const fs::path dir = tmp.path / "runs" / entries(tmp.path / "runs").front();
+  CHECK(dir.filename().string().rfind("model-default-", 0) == 0);
   REQUIRE(fs::is_regular_file(dir / "model.json"));
   REQUIRE(fs::is_regular_file(dir / "model.md"));
   CHECK(contains(slurp(dir / "model.md"), "0.375"));
@@ -164,16 +170,60 @@ TEST_CASE("model on the embedded default prints 0.375 and 2.5 and writes model.j
     }
   CHECK(fused > 0);
   // Far above the L2 (the default's shapes are 2^27 elements: 512 MiB a buffer) the unfused
-  // pipeline moves 5 passes to the fused kernel's 2, plus its per-row max and sum vectors (fp32,
-  // M each): at most 2/N more.
+  // pipeline moves 5 passes to a one-read kernel's 2, plus its per-row max and sum vectors (fp32,
+  // M each): at most 2/N more. The fused kernel's ratio is given only where it applies (N up to
+  // its cap); the production kernel applies everywhere.
   REQUIRE(j.at("traffic_ratio").size() == cfg.problems.size());
+  int fused_na = 0;
   for (const auto& r : j.at("traffic_ratio")) {
-    const double ratio = r.at("unfused_over_fused").get<double>();
     const double N = r.at("N").get<double>();
-    INFO("N = " << N << ": ratio " << ratio);
-    CHECK(ratio >= 2.5 - 1e-12);
-    CHECK(ratio <= 2.5 + 2.0 / N + 1e-12);
+    const auto& against = r.at("unfused_over");
+    REQUIRE(against.size() == 3);
+    for (const auto& a : against) {
+      const std::string kernel = a.at("kernel");
+      INFO("N = " << N << ", unfused over " << kernel << ": " << a.dump());
+      const smr::KernelInfo* k = smr::find_kernel(kernel);
+      REQUIRE(k != nullptr);
+      const smr::Problem p = smr::dense(r.at("M").get<std::int64_t>(), r.at("N").get<std::int64_t>());
+      const bool applies = !smr::why_unsupported(*k, p, smr::DeviceLimits{}).has_value();
+      CHECK(a.at("applies") == applies);
+      if (!applies) {
+        CHECK(a.at("ratio").is_null());
+        CHECK(!a.at("reason").get<std::string>().empty());
+        if (kernel == "fused") ++fused_na;
+        continue;
+      }
+      if (kernel == "online") continue;  // 2 to 3 passes: its own model test
+      const double ratio = a.at("ratio").get<double>();
+      CHECK(ratio >= 2.5 - 1e-12);
+      CHECK(ratio <= 2.5 + 2.0 / N + 1e-12);
+    }
   }
+  CHECK(fused_na == 7);  // N = 65536 ... 4194304: past the fused kernel's one-tile cap
+  CHECK(j.at("schema_version") == 2);
+}
+
+TEST_CASE("model marks a ratio against a kernel that does not apply as n/a", "[cli]") {
+  TempDir tmp;
+  const Outcome o = bench("model --print-only", tmp.path);
+  REQUIRE(o.code == 0);
+  // The row of N = 4194304 (past the fused cap): n/a for fused, a number for softmax.
+  std::istringstream lines_in(o.out);
+  std::string line, ratio_row;
+  bool in_ratio = false;
+  while (std::getline(lines_in, line)) {
+    if (contains(line, "unfused/fused")) in_ratio = true;
+    if (in_ratio && contains(line, " 4194304 ")) ratio_row = line;
+  }
+  INFO(o.out);
+  REQUIRE(!ratio_row.empty());
+  std::istringstream cells(ratio_row);
+  std::vector<std::string> c{std::istream_iterator<std::string>(cells), {}};
+  REQUIRE(c.size() == 6);  // dtype M N fused online softmax
+  CHECK(c[3] == "n/a");
+  CHECK(c[4] == "1.67");
+  CHECK(c[5] == "2.50");
+  CHECK(contains(o.out, "n/a: a kernel of the ratio does not apply to that shape"));
 }
 
 TEST_CASE("model --print-only writes nothing; --out chooses the directory", "[cli]") {
@@ -186,6 +236,160 @@ TEST_CASE("model --print-only writes nothing; --out chooses the directory", "[cl
   o = bench("model --out here", tmp.path);
   REQUIRE(o.code == 0);
   CHECK(fs::is_regular_file(tmp.path / "here" / "model.json"));
+}
+
+TEST_CASE("model --out refuses a non-empty directory or a file, as run does", "[cli]") {
+  TempDir tmp;
+  fs::create_directories(tmp.path / "old");
+  write_text(tmp.path / "old" / "model.json", "earlier");
+  write_text(tmp.path / "old" / "model.md", "earlier md");
+  write_text(tmp.path / "afile", "a file");
+  Outcome o = bench("model configs.yaml --out old", tmp.path);  // the config is checked first
+  CHECK(o.code == 2);
+  o = bench("model --out old", tmp.path);
+  INFO(o.err);
+  CHECK(o.code == 2);
+  CHECK(lines(o.err) == 1);
+  CHECK(contains(o.err, "--out old: exists already and is not empty"));
+  CHECK(contains(o.err, "--force"));
+  CHECK(o.out.empty());
+  CHECK(slurp(tmp.path / "old" / "model.json") == "earlier");
+  CHECK(slurp(tmp.path / "old" / "model.md") == "earlier md");
+
+  for (const std::string sub : {"model", "run"}) {
+    o = bench(sub + " --out afile", tmp.path);
+    INFO(sub << ": " << o.err);
+    CHECK(o.code == 2);
+    CHECK(lines(o.err) == 1);
+    CHECK(contains(o.err, "--out afile: a file, not a directory"));
+    CHECK(!contains(o.err, "--resume"));
+  }
+  o = bench("run --resume afile", tmp.path);
+  CHECK(o.code == 2);
+  CHECK(contains(o.err, "--resume afile: a file, not a run directory"));
+  CHECK(slurp(tmp.path / "afile") == "a file");
+
+  // --force replaces them; an empty directory needs nothing.
+  o = bench("model --out old --force", tmp.path);
+  CHECK(o.code == 0);
+  CHECK(slurp(tmp.path / "old" / "model.json") != "earlier");
+  fs::create_directories(tmp.path / "empty");
+  CHECK(bench("model --out empty", tmp.path).code == 0);
+  CHECK(bench("model --print-only --force", tmp.path).code == 2);  // --force needs files to write
+}
+
+TEST_CASE("every file the CLI opens says what it is when it cannot be read", "[cli]") {
+  TempDir tmp;
+  fs::create_symlink("/dev/zero", tmp.path / "zero.yaml");
+  fs::create_symlink("loop.yaml", tmp.path / "loop.yaml");
+  fs::create_symlink("/dev/zero", tmp.path / "zero.json");
+  fs::create_symlink("loop.json", tmp.path / "loop.json");
+  fs::create_directories(tmp.path / "dir.json");
+  {
+    std::ofstream(tmp.path / "huge.yaml") << "name: huge\n";
+  }
+  fs::resize_file(tmp.path / "huge.yaml", std::uintmax_t{300} << 20);  // sparse: no disk used
+  smr::write_results(tmp.path / "results.json", sample_run());
+  const std::vector<std::string> before = entries(tmp.path);
+
+  struct Case {
+    std::string args, starts, says;
+  };
+  const std::vector<Case> cases{
+      {"model zero.yaml", "zero.yaml: ", "not a regular file (a character device)"},
+      {"model loop.yaml", "loop.yaml: ", "a symlink loop"},
+      {"run zero.yaml", "zero.yaml: ", "not a regular file"},
+      {"model huge.yaml", "huge.yaml: ", "314572800 bytes, larger than the 16 MiB a config may be"},
+      {"report zero.json", "softmax-bench: zero.json: ", "not a regular file (a character device)"},
+      {"report loop.json", "softmax-bench: loop.json: ", "a symlink loop"},
+      {"model --print-only --ceilings zero.json", "softmax-bench: --ceilings zero.json: ",
+       "not a regular file"},
+      {"model --print-only --ceilings dir.json", "softmax-bench: --ceilings dir.json: ",
+       "a directory, not a file"},
+      {"report results.json --peers loop.json", "softmax-bench: --peers loop.json: ",
+       "a symlink loop"},
+      {"report results.json --peers dir.json", "softmax-bench: --peers dir.json: ",
+       "a directory, not a file"},
+      {"run --peers zero.json", "softmax-bench: --peers zero.json: ", "not a regular file"},
+  };
+  for (const Case& c : cases) {
+    const Outcome o = bench(c.args, tmp.path);
+    INFO(c.args << ": " << o.err);
+    CHECK(o.code == 2);
+    CHECK(lines(o.err) == 1);
+    CHECK(o.err.rfind(c.starts, 0) == 0);
+    CHECK(contains(o.err, c.says));
+    CHECK(!contains(o.err, "no such file"));
+  }
+  CHECK(entries(tmp.path) == before);
+}
+
+TEST_CASE("report refuses records it cannot place: unknown kernel, a shape no kernel ran", "[cli]") {
+  TempDir tmp;
+  const json good = smr::to_json(sample_run());
+  const auto with = [&](const std::string& name, const std::function<void(json&)>& change) {
+    json j = good;
+    change(j);
+    write_text(tmp.path / name, j.dump(2));
+  };
+  with("kernel.json", [](json& j) { j["records"][1]["kernel"] = "nosuch"; });
+  with("negm.json", [](json& j) { j["records"][1]["M"] = -5; });
+  with("zeron.json", [](json& j) { j["records"][0]["N"] = 0; });
+  const std::vector<std::string> before = entries(tmp.path);
+  // A lab build's kernel (docs/lab exercise 03) is no stranger: its saved runs are read anywhere.
+  fs::create_directories(tmp.path / "lab");
+  with("lab/results.json", [](json& j) { j["records"][0]["kernel"] = "fused_starter"; });
+  CHECK(bench("report lab", tmp.path).code == 0);
+  fs::remove_all(tmp.path / "lab");
+
+  Outcome o = bench("report kernel.json", tmp.path);
+  INFO(o.err);
+  CHECK(o.code == 2);
+  CHECK(lines(o.err) == 1);
+  CHECK(o.err.rfind("softmax-bench: kernel.json: records[1] (nosuch/fp32/131072/1024/1024/1024): "
+                    "unknown kernel 'nosuch'",
+                    0) == 0);
+  o = bench("report negm.json", tmp.path);
+  CHECK(o.code == 2);
+  CHECK(lines(o.err) == 1);
+  CHECK(o.err == "softmax-bench: negm.json: records[1].M: expected a row count >= 1, got -5\n");
+  o = bench("report zeron.json", tmp.path);
+  CHECK(o.code == 2);
+  CHECK(o.err == "softmax-bench: zeron.json: records[0].N: expected a row length >= 1, got 0\n");
+  // The same checks for a peers file and for --ceilings.
+  o = bench("model --print-only --ceilings kernel.json", tmp.path);
+  CHECK(o.code == 2);
+  CHECK(contains(o.err, "unknown kernel 'nosuch'"));
+  smr::write_results(tmp.path / "results.json", sample_run());
+  o = bench("report results.json --peers negm.json", tmp.path);
+  CHECK(o.code == 2);
+  CHECK(contains(o.err, "--peers negm.json: records[1].M"));
+  CHECK(smr::read_results(tmp.path / "results.json").records.size() == 2);  // nothing merged
+  fs::remove(tmp.path / "results.json");
+  CHECK(entries(tmp.path) == before);  // no report written
+}
+
+TEST_CASE("report DIR reads DIR/results.json, and says so when there is none", "[cli]") {
+  TempDir tmp;
+  fs::create_directories(tmp.path / "run1");
+  fs::create_directories(tmp.path / "empty");
+  smr::write_results(tmp.path / "run1" / "results.json", sample_run());
+  Outcome o = bench("report run1", tmp.path);
+  INFO(o.err);
+  CHECK(o.code == 0);
+  CHECK(fs::is_regular_file(tmp.path / "run1" / "report.md"));
+  o = bench("report empty", tmp.path);
+  CHECK(o.code == 2);
+  CHECK(lines(o.err) == 1);
+  CHECK(contains(o.err, "empty: a directory with no results.json in it"));
+  CHECK(!contains(o.err, "no such file"));
+  CHECK(entries(tmp.path / "empty").empty());
+}
+
+TEST_CASE("the peer kernels the CLI accepts are scripts/peers.py's PEERS", "[cli]") {
+  // Drift guard: a record of a peer that peers.py names must not be refused as unknown.
+  const std::string py = slurp(fs::path(SMR_SOURCE_DIR) / "scripts" / "peers.py");
+  CHECK(contains(py, "PEERS = [\"torch.softmax\", \"triton.fused\"]"));
 }
 
 TEST_CASE("model --ceilings takes the ceilings of a results.json", "[cli]") {
@@ -203,6 +407,16 @@ TEST_CASE("model --ceilings takes the ceilings of a results.json", "[cli]") {
   const Outcome bad = bench("model --ceilings nothing.json", tmp.path);
   CHECK(bad.code == 2);
   CHECK(lines(bad.err) == 1);
+
+  // A results document without ceilings (a peers file: every number null) is bad input too.
+  run.ceilings.fp32_GFLOPs = std::nan("");
+  smr::write_results(tmp.path / "peers.json", run);
+  const Outcome none = bench("model --print-only --ceilings peers.json", tmp.path);
+  INFO(none.err);
+  CHECK(none.code == 2);
+  CHECK(lines(none.err) == 1);
+  CHECK(contains(none.err, "--ceilings peers.json: no usable ceilings: "));
+  CHECK(contains(none.err, "fp32_GFLOPs"));
 }
 
 TEST_CASE("list shows every registry entry with its description", "[cli]") {

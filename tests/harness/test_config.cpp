@@ -1,6 +1,8 @@
 // The sweep-config loader: every good example loads, YAML and JSON twins agree, the embedded
 // default is the 16-shape sweep of issue 2, and each kind of mistake is one ConfigError naming
 // the file, line, column and key. No GPU needed.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
@@ -329,6 +331,8 @@ const Mistake kMistakes[] = {
     {"overflow.yaml", 2, 10, "shapes[0]",
      "shape [9223372036854775807, 2] in fp32 needs more than 2^63 bytes"},
     {"int_too_big.yaml", 3, 7, "seed", "integer 18446744073709551616 does not fit in 64 bits"},
+    {"row_pad_too_big.yaml", 4, 10, "row_pad",
+     "100000000000 makes shape [4, 128] (line 3) in fp32 need 3200000006144 bytes"},
     // unknown kernels and dtypes, with the nearest name
     {"unknown_kernel.yaml", 2, 18, "kernels[1]", "unknown kernel 'onlien'; did you mean 'online'?"},
     {"unknown_dtype.yaml", 2, 16, "dtypes[1]", "unknown dtype 'fp64'; did you mean 'fp32'?"},
@@ -405,10 +409,25 @@ TEST_CASE("mistakes in text: overflow, hostile input, limits", "[config]") {
     CHECK(e.key == "sweep.N");
     CHECK(contains(e.what(), "the device is assumed to have 141000000000"));
   }
-  SECTION("row_pad that overflows the stride") {
+  SECTION("row_pad that overflows the stride is blamed, not the shape") {
     const auto e = error_of_text("name: x\nshapes: [[1, 8]]\nrow_pad: 9223372036854775807\n", false);
-    CHECK(e.key == "shapes[0]");
-    CHECK(contains(e.what(), "needs more than 2^63 bytes"));
+    CHECK(e.key == "row_pad");
+    CHECK(e.line == 3);
+    CHECK(e.column == 10);
+    CHECK(contains(e.what(), "9223372036854775807 makes shape [1, 8] (line 2)"));
+    CHECK(contains(e.what(), "need more than 2^63 bytes"));
+  }
+  SECTION("row_pad too large for the device, with a shape that fits unpadded") {
+    const auto e = error_of_text("name: x\nrow_pad: 100000000000\nshapes: [[4, 128]]\n", false);
+    CHECK(e.key == "row_pad");
+    CHECK(e.line == 2);
+    CHECK(contains(e.what(), "makes shape [4, 128] (line 3) in fp32 need 3200000006144 bytes"));
+  }
+  SECTION("a shape too large even unpadded is the shape's error, with or without row_pad") {
+    const auto e =
+        error_of_text("name: x\nrow_pad: 8\nshapes: [[4, 8], [1000000, 1000000]]\n", false);
+    CHECK(e.key == "shapes[1]");
+    CHECK(contains(e.what(), "shape [1000000, 1000000] in fp32 needs"));
   }
   SECTION("a JSON number past double's range") {
     const auto e = error_of_text(R"({"name": "x", "shapes": [[1, 1e400]]})", true);
@@ -479,8 +498,8 @@ TEST_CASE("mistakes in text: overflow, hostile input, limits", "[config]") {
     CHECK(contains(e.what(), "(`all` includes it)"));
   }
   SECTION("files: unknown extension, missing file") {
-    const auto e1 = error_of(kData / "good" / "no-extension");
-    CHECK(contains(e1.what(), "unknown config format"));
+    const auto e1 = error_of(kSourceDir / "CMakeLists.txt");
+    CHECK(contains(e1.what(), "unknown config format '.txt'"));
     const auto e2 = error_of(kData / "good" / "no-such-file.yaml");
     CHECK(contains(e2.what(), "no such file"));
     CHECK(e2.line == 0);
@@ -508,4 +527,42 @@ TEST_CASE("JSON that YAML would read otherwise is read as JSON", "[config]") {
   const auto f = error_of_text("name: x\r\nshapes: [[1, 0]]\r\n", false);
   CHECK(f.line == 2);
   CHECK(f.column == 14);
+}
+
+TEST_CASE("a config path that is no readable file says what it is", "[config]") {
+  const fs::path dir = fs::temp_directory_path() / ("smr-config-files-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const auto message = [&](const std::string& name) {
+    const smr::ConfigError e = error_of(dir / name);
+    const std::string what = e.what();
+    CHECK(what.find('\n') == std::string::npos);
+    CHECK(what.rfind((dir / name).string() + ": ", 0) == 0);  // starts with the file
+    return what.substr((dir / name).string().size() + 2);
+  };
+  fs::create_symlink("/dev/zero", dir / "zero.yaml");
+  CHECK(message("zero.yaml") == "not a regular file (a character device)");
+  fs::create_symlink("loop.yaml", dir / "loop.yaml");
+  CHECK(contains(message("loop.yaml"), "a symlink loop"));
+  fs::create_symlink("gone.yaml", dir / "dangling.yaml");
+  CHECK(message("dangling.yaml") == "a symlink to a missing file (gone.yaml)");
+  fs::create_directory(dir / "adir.yaml");
+  CHECK(message("adir.yaml") == "a directory, not a file");
+  fs::create_directory(dir / "runs");  // no extension: what it is comes before the format
+  CHECK(message("runs") == "a directory, not a file");
+  CHECK(message("missing.json") == "no such file");
+
+  // Larger than the cap: refused by its size before it is read (a sparse file: no disk used).
+  {
+    std::ofstream(dir / "huge.yaml") << "name: huge\nshapes: [[1, 1]]\n";
+  }
+  fs::resize_file(dir / "huge.yaml", smr::kMaxConfigBytes + 1);
+  CHECK(message("huge.yaml") == std::to_string(smr::kMaxConfigBytes + 1) +
+                                   " bytes, larger than the 16 MiB a config may be");
+  // At the cap it is read (and is then a YAML matter: the NUL padding is refused as text).
+  fs::resize_file(dir / "huge.yaml", smr::kMaxConfigBytes);
+  const smr::ConfigError at_cap = error_of(dir / "huge.yaml");
+  CHECK(at_cap.line == 3);
+  CHECK(!contains(at_cap.what(), "larger than"));
+  fs::remove_all(dir);
 }

@@ -67,6 +67,13 @@ TEST_CASE("the lab kernels, the peers and the ceilings are registered as what th
   }
   // `all` in a config: every softmax, never a ceiling.
   for (const std::string& n : default_kernel_names()) CHECK(find_kernel(n)->is_softmax());
+  // The names only a lab build registers: a lab kernel there, absent from this build otherwise.
+  REQUIRE(!lab_build_kernel_names().empty());
+  for (const std::string_view n : lab_build_kernel_names()) {
+    INFO("lab-build entry " << n);
+    const KernelInfo* k = find_kernel(n);
+    if (k) CHECK(k->role == Role::lab);
+  }
 }
 
 TEST_CASE("cudnn is held to the passes its counters measured, not to the fused model",

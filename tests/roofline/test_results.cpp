@@ -1,6 +1,7 @@
 // results.json: round trip, absent-vs-zero, the errors for documents this tool must not read, and
 // the atomic write (no temporary left behind, the old file untouched when a write fails).
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -317,12 +318,28 @@ TEST_CASE("results: documents this tool must not read get a one-line error", "[r
     CHECK(error_of([&] { results_from_json(j); }) ==
           "results.json: records[0].dtype: 'fp8' is not one of fp32, bf16, fp16");
   }
+  SECTION("a shape no kernel ran: M or N below 1, a stride shorter than the row") {
+    json j = good;
+    j["records"][1]["M"] = -5;
+    CHECK(error_of([&] { results_from_json(j, "r.json"); }) ==
+          "r.json: records[1].M: expected a row count >= 1, got -5");
+    j = good;
+    j["records"][0]["N"] = 0;
+    CHECK(error_of([&] { results_from_json(j, "r.json"); }) ==
+          "r.json: records[0].N: expected a row length >= 1, got 0");
+    j = good;
+    j["records"][0]["ld_y"] = j["records"][0]["N"].get<std::int64_t>() - 1;
+    CHECK(error_of([&] { results_from_json(j, "r.json"); }).rfind("r.json: records[0].ld_y: expected a row stride >= N", 0) == 0);
+    j = good;
+    j["records"][0]["ld_x"] = 0;
+    CHECK(error_of([&] { results_from_json(j, "r.json"); }).rfind("r.json: records[0].ld_x: expected a row stride >= N", 0) == 0);
+  }
   SECTION("files: missing, and not JSON") {
     ScratchDir dir;
     const std::string missing = error_of([&] { read_results(dir.path() / "nope.json"); });
     CAPTURE(missing);
     CHECK(one_line(missing));
-    CHECK(missing.find("nope.json: cannot open") != std::string::npos);
+    CHECK(missing.find("nope.json: no such file") != std::string::npos);
     std::ofstream(dir.path() / "bad.json") << "{\"schema\": ";
     const std::string bad = error_of([&] { read_results(dir.path() / "bad.json"); });
     CAPTURE(bad);
@@ -385,4 +402,59 @@ TEST_CASE("atomic write: no temporary left, nothing clobbered on failure", "[res
 
 TEST_CASE("created: ISO 8601 UTC", "[results]") {
   CHECK(std::regex_match(utc_now_iso8601(), std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)")));
+}
+
+TEST_CASE("a file the user names: what it is when it cannot be read, and the size cap", "[results]") {
+  ScratchDir dir;
+  const fs::path d = dir.path();
+  const auto reason = [](const fs::path& p, std::uintmax_t cap = 1000) -> std::string {
+    try {
+      (void)read_input_file(p, cap, "a test file");
+    } catch (const InputFileError& e) {
+      CHECK(one_line(e.what()));
+      CHECK(std::string(e.what()) == p.string() + ": " + e.reason);  // names the file
+      return e.reason;
+    }
+    return "(read)";
+  };
+  std::ofstream(d / "small.json") << "{}";
+  CHECK(read_input_file(d / "small.json", 1000, "a test file") == "{}");
+  CHECK(reason(d / "missing.json") == "no such file");
+
+  fs::create_directory(d / "adir");
+  CHECK(reason(d / "adir") == "a directory, not a file");
+
+  fs::create_symlink("/dev/zero", d / "zero.json");
+  CHECK(reason(d / "zero.json") == "not a regular file (a character device)");
+
+  fs::create_symlink("loop.json", d / "loop.json");
+  CHECK(reason(d / "loop.json").rfind("a symlink loop", 0) == 0);
+
+  fs::create_symlink("gone.json", d / "dangling.json");
+  CHECK(reason(d / "dangling.json") == "a symlink to a missing file (gone.json)");
+
+  REQUIRE(::mkfifo((d / "fifo.json").c_str(), 0600) == 0);
+  CHECK(reason(d / "fifo.json") == "not a regular file (a FIFO)");  // refused without blocking
+
+  // The cap: a file of exactly the cap is read, one byte more is refused, and the message gives
+  // the size and the cap.
+  std::ofstream(d / "cap.json") << std::string(1000, ' ');
+  CHECK(read_input_file(d / "cap.json", 1000, "a test file").size() == 1000);
+  std::ofstream(d / "over.json") << std::string(1001, ' ');
+  CHECK(reason(d / "over.json") == "1001 bytes, larger than the 1000 bytes a test file may be");
+  CHECK(reason(d / "over.json", std::uintmax_t{1} << 20) == "(read)");
+  fs::resize_file(d / "over.json", (std::uintmax_t{3} << 20) + 1);  // sparse: no disk used
+  CHECK(reason(d / "over.json", std::uintmax_t{3} << 20) ==
+        "3145729 bytes, larger than the 3 MiB a test file may be");
+
+  // Unreadable: only where permissions bind (not as root).
+  if (::geteuid() != 0) {
+    std::ofstream(d / "secret.json") << "{}";
+    fs::permissions(d / "secret.json", fs::perms::none);
+    CHECK(reason(d / "secret.json") == "cannot read: Permission denied");
+  }
+
+  // read_results goes through it: its errors say the same.
+  const std::string e = error_of([&] { read_results(d / "adir"); });
+  CHECK(e == (d / "adir").string() + ": a directory, not a file");
 }
