@@ -34,7 +34,7 @@
 #include "harness/device.hpp"
 #include "harness/storage.hpp"
 #include "kernels/registry.hpp"
-#include "kernels/softmax_dispatch.hpp"
+#include "kernels/production/softmax_dispatch.hpp"
 
 namespace {
 

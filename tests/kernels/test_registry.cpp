@@ -3,7 +3,7 @@
 #include <string>
 
 #include "catch.hpp"
-#include "kernels/fused_row.hpp"
+#include "kernels/lab/fused_row.hpp"
 #include "kernels/registry.hpp"
 
 using namespace smr;
