@@ -466,6 +466,7 @@ TEST_CASE("verify-settings prints the tolerances a config's records are verified
   CHECK(bad.out.empty());
   fs::remove(tmp.path / "bad.yaml");
   CHECK(entries(tmp.path) == before);
+}
 
 TEST_CASE("fused_starter outside a lab build: --kernels says how to get the lab build", "[cli]") {
   if (smr::find_kernel("fused_starter") != nullptr) {
