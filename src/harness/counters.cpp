@@ -29,6 +29,7 @@
 #include <fmt/format.h>
 
 #include "core/metrics.hpp"
+#include "roofline/model.hpp"
 
 #if __has_include(<cupti_range_profiler.h>) && __has_include(<cupti_profiler_host.h>)
 #define SMR_HAVE_RANGE_PROFILER 1

@@ -5,6 +5,7 @@
 #include "catch.hpp"
 #include "kernels/lab/fused_row.hpp"
 #include "kernels/registry.hpp"
+#include "roofline/model.hpp"
 
 using namespace smr;
 
