@@ -3,7 +3,7 @@
 
     import metrics; metrics.DRAM_READ        in a script of this folder (kDramRead -> DRAM_READ)
     scripts/metrics.py                       print every NAME and its metric, one a line
-    scripts/metrics.py DRAM_READ DRAM_WRITE  print those metrics, comma-separated (for ncu --metrics)
+    scripts/metrics.py DRAM_READ DRAM_WRITE  print those metrics, comma-separated (ncu --metrics)
 """
 import pathlib
 import re

@@ -33,9 +33,9 @@ merge gives them the fused (one read, one write) model, the floor for any softma
 
 --counters: after the timing, each ok record's DRAM bytes are counted by Nsight Compute over a child
 process (count_peer_bytes below says how) and written as the record's `counters`
-(the DRAM read and write metrics of src/core/metrics.hpp, and dram_bytes), so the roofline plot and the traffic
-columns place the peers by measured bytes. Optional and fail-soft: without ncu each record keeps
-its times and gets a counters_reason.
+(the DRAM read and write metrics of src/core/metrics.hpp, and dram_bytes), so the roofline plot and
+the traffic columns place the peers by measured bytes. Optional and fail-soft: without ncu each
+record keeps its times and gets a counters_reason.
 """
 import argparse
 import datetime
