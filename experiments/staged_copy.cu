@@ -42,8 +42,8 @@
 
 #include "experiments/staged_copy.hpp"
 #include "kernels/cuda_check.hpp"
-#include "kernels/row_slice.cuh"
-#include "kernels/softmax_math.cuh"
+#include "kernels/production/row_slice.cuh"
+#include "kernels/common/softmax_math.cuh"
 
 namespace smr::experiments {
 namespace {

@@ -18,7 +18,7 @@
 #include "harness/device.hpp"
 #include "harness/timing.hpp"
 #include "harness/verify.hpp"
-#include "kernels/ceilings.hpp"
+#include "kernels/ceilings/ceilings.hpp"
 #include "kernels/cuda_check.hpp"
 
 namespace {

@@ -26,8 +26,8 @@
 #include "harness/timing.hpp"
 #include "harness/verify.hpp"
 #include "kernels/registry.hpp"
-#include "kernels/softmax_dispatch.hpp"
-#include "kernels/softmax_families.hpp"
+#include "kernels/production/softmax_dispatch.hpp"
+#include "kernels/production/softmax_families.hpp"
 
 namespace {
 

@@ -12,8 +12,12 @@ Reads results.json only.
 """
 import argparse
 import json
+import pathlib
 import signal
 import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import metrics  # noqa: E402  (scripts/metrics.py: the names of src/core/metrics.hpp)
 
 COLUMNS = [
     # header, function(record) -> number or None, format
@@ -23,15 +27,15 @@ COLUMNS = [
     ("time us", lambda r: (r.get("time") or {}).get("median_s") and r["time"]["median_s"] * 1e6, "{:.1f}"),
     ("GB/s", lambda r: r.get("effective_GBps"), "{:.0f}"),
     ("% copy", lambda r: r.get("pct_of_copy"), "{:.0f}"),
-    ("DRAM rd B/el", lambda r: per(r, "dram__bytes_read.sum"), "{:.2f}"),
-    ("DRAM wr B/el", lambda r: per(r, "dram__bytes_write.sum"), "{:.2f}"),
+    ("DRAM rd B/el", lambda r: per(r, metrics.DRAM_READ), "{:.2f}"),
+    ("DRAM wr B/el", lambda r: per(r, metrics.DRAM_WRITE), "{:.2f}"),
     ("model B/el", lambda r: (r.get("model") or {}).get("dram_bytes") and r["model"]["dram_bytes"] / elems(r), "{:.2f}"),
     ("L1-L2 B/el", lambda r: per(r, "l1_l2_bytes"), "{:.2f}"),
-    ("L1 B/el", lambda r: per(r, "l1tex__t_bytes.sum"), "{:.2f}"),
+    ("L1 B/el", lambda r: per(r, metrics.L1_BYTES), "{:.2f}"),
     ("FLOP/el", lambda r: per(r, "flops_executed"), "{:.2f}"),
-    ("fadd/el", lambda r: per(r, "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum"), "{:.2f}"),
-    ("fmul/el", lambda r: per(r, "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum"), "{:.2f}"),
-    ("ffma/el", lambda r: per(r, "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"), "{:.2f}"),
+    ("fadd/el", lambda r: per(r, metrics.FADD_THREAD_INST), "{:.2f}"),
+    ("fmul/el", lambda r: per(r, metrics.FMUL_THREAD_INST), "{:.2f}"),
+    ("ffma/el", lambda r: per(r, metrics.FFMA_THREAD_INST), "{:.2f}"),
     ("XU/el", lambda r: per(r, "xu_thread_inst"), "{:.2f}"),
 ]
 

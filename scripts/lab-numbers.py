@@ -41,6 +41,9 @@ import pathlib
 import re
 import sys
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import metrics  # noqa: E402  (scripts/metrics.py: the names of src/core/metrics.hpp)
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 RESULTS_DIR = ROOT / "results" / "h200"
 MODEL_DIR = ROOT / "results" / "model"
@@ -171,29 +174,29 @@ RECORD = {
     "reason": (lambda r, s: r.get("reason") or "", ""),
     "max_rel_err": (lambda r, s: need((measured(r).get("verify") or {}).get("max_rel_err")), ".1e"),
     # measured: counters (the profiling pass)
-    "dram_read_MB": (lambda r, s: counter(r, "dram__bytes_read.sum") / 1e6, ".1f"),
-    "dram_write_MB": (lambda r, s: counter(r, "dram__bytes_write.sum") / 1e6, ".1f"),
+    "dram_read_MB": (lambda r, s: counter(r, metrics.DRAM_READ) / 1e6, ".1f"),
+    "dram_write_MB": (lambda r, s: counter(r, metrics.DRAM_WRITE) / 1e6, ".1f"),
     "dram_MB": (lambda r, s: counter(r, "dram_bytes") / 1e6, ".1f"),
-    "dram_read_B_per_elem": (lambda r, s: counter(r, "dram__bytes_read.sum") / elements(r), ".2f"),
-    "dram_write_B_per_elem": (lambda r, s: counter(r, "dram__bytes_write.sum") / elements(r), ".2f"),
+    "dram_read_B_per_elem": (lambda r, s: counter(r, metrics.DRAM_READ) / elements(r), ".2f"),
+    "dram_write_B_per_elem": (lambda r, s: counter(r, metrics.DRAM_WRITE) / elements(r), ".2f"),
     "dram_B_per_elem": (lambda r, s: counter(r, "dram_bytes") / elements(r), ".2f"),
     "dram_passes": (lambda r, s: counter(r, "dram_bytes") / x_bytes(r), ".2f"),
-    "dram_read_passes": (lambda r, s: counter(r, "dram__bytes_read.sum") / x_bytes(r), ".2f"),
-    "dram_write_passes": (lambda r, s: counter(r, "dram__bytes_write.sum") / x_bytes(r), ".2f"),
+    "dram_read_passes": (lambda r, s: counter(r, metrics.DRAM_READ) / x_bytes(r), ".2f"),
+    "dram_write_passes": (lambda r, s: counter(r, metrics.DRAM_WRITE) / x_bytes(r), ".2f"),
     "dram_GBps": (lambda r, s: counter(r, "dram_bytes") / median(r) / 1e9, ".0f"),
     "dram_pct": (lambda r, s: counter(r, "dram_bytes") / median(r) / 1e9
                  / need(run_ceilings(r, s).get("dram_GBps")) * 100, ".0f"),
     "l1_l2_B_per_elem": (lambda r, s: counter(r, "l1_l2_bytes") / elements(r), ".2f"),
     "l1_l2_GBps": (lambda r, s: counter(r, "l1_l2_bytes") / median(r) / 1e9, ".0f"),
-    "l1_B_per_elem": (lambda r, s: counter(r, "l1tex__t_bytes.sum") / elements(r), ".2f"),
+    "l1_B_per_elem": (lambda r, s: counter(r, metrics.L1_BYTES) / elements(r), ".2f"),
     "intensity": (lambda r, s: 3 * elements(r) / counter(r, "dram_bytes"), ".3f"),
     "executed_intensity": (lambda r, s: counter(r, "flops_executed") / counter(r, "dram_bytes"), ".3f"),
     "flops_per_elem": (lambda r, s: counter(r, "flops_executed") / elements(r), ".2f"),
-    "fadd_per_elem": (lambda r, s: counter(r, "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum")
+    "fadd_per_elem": (lambda r, s: counter(r, metrics.FADD_THREAD_INST)
                       / elements(r), ".2f"),
-    "fmul_per_elem": (lambda r, s: counter(r, "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum")
+    "fmul_per_elem": (lambda r, s: counter(r, metrics.FMUL_THREAD_INST)
                       / elements(r), ".2f"),
-    "ffma_per_elem": (lambda r, s: counter(r, "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum")
+    "ffma_per_elem": (lambda r, s: counter(r, metrics.FFMA_THREAD_INST)
                       / elements(r), ".2f"),
     "xu_per_elem": (lambda r, s: counter(r, "xu_thread_inst") / elements(r), ".2f"),
     # the analytic model of the record (a results.json record: with the run's measured ceilings;
@@ -223,10 +226,10 @@ RECORD = {
 # name -> (function(record a, record b, source), format): a over b.
 RATIO = {
     "dram_ratio": (lambda a, b, s: counter(a, "dram_bytes") / counter(b, "dram_bytes"), ".2f"),
-    "dram_read_ratio": (lambda a, b, s: counter(a, "dram__bytes_read.sum")
-                        / counter(b, "dram__bytes_read.sum"), ".2f"),
-    "dram_write_ratio": (lambda a, b, s: counter(a, "dram__bytes_write.sum")
-                         / counter(b, "dram__bytes_write.sum"), ".2f"),
+    "dram_read_ratio": (lambda a, b, s: counter(a, metrics.DRAM_READ)
+                        / counter(b, metrics.DRAM_READ), ".2f"),
+    "dram_write_ratio": (lambda a, b, s: counter(a, metrics.DRAM_WRITE)
+                         / counter(b, metrics.DRAM_WRITE), ".2f"),
     "time_ratio": (lambda a, b, s: median(a) / median(b), ".2f"),
     "speedup": (lambda a, b, s: median(b) / median(a), ".2f"),  # a is this many times faster than b
     "model_ratio": (lambda a, b, s: model(a, "dram_bytes") / model(b, "dram_bytes"), ".2f"),

@@ -33,9 +33,9 @@ merge gives them the fused (one read, one write) model, the floor for any softma
 
 --counters: after the timing, each ok record's DRAM bytes are counted by Nsight Compute over a child
 process (count_peer_bytes below says how) and written as the record's `counters`
-(dram__bytes_read.sum, dram__bytes_write.sum, dram_bytes), so the roofline plot and the traffic
-columns place the peers by measured bytes. Optional and fail-soft: without ncu each record keeps
-its times and gets a counters_reason.
+(the DRAM read and write metrics of src/core/metrics.hpp, and dram_bytes), so the roofline plot and
+the traffic columns place the peers by measured bytes. Optional and fail-soft: without ncu each
+record keeps its times and gets a counters_reason.
 """
 import argparse
 import datetime
@@ -47,6 +47,9 @@ import sys
 from pathlib import Path
 
 import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import metrics  # noqa: E402  (scripts/metrics.py: the names of src/core/metrics.hpp)
 
 SCHEMA = "softmax-roofline/results"
 SCHEMA_VERSION = 1
@@ -362,7 +365,7 @@ def null_model(note):
 # range 1 whole (the eviction writes nothing of its own); the second repetition is used (the first
 # profiled range of a process reads high). Optional and fail-soft: without ncu, or when a count
 # fails, the record keeps its times and says why in counters_reason.
-COUNTER_METRICS = ["dram__bytes_read.sum", "dram__bytes_write.sum"]
+COUNTER_METRICS = [metrics.DRAM_READ, metrics.DRAM_WRITE]
 COUNT_REPEAT = 2
 EVICT_MULTIPLE = 4
 
@@ -467,9 +470,9 @@ def count_peer_bytes(records, seed, quiet):
         if any(v is None for v in list(work.values()) + list(evict.values())):
             rec["counters_reason"] = "ncu count failed: a metric has no value"
             continue
-        read = work["dram__bytes_read.sum"] - evict["dram__bytes_read.sum"]
-        write = work["dram__bytes_write.sum"]
-        rec["counters"] = {"dram__bytes_read.sum": read, "dram__bytes_write.sum": write,
+        read = work[metrics.DRAM_READ] - evict[metrics.DRAM_READ]
+        write = work[metrics.DRAM_WRITE]
+        rec["counters"] = {metrics.DRAM_READ: read, metrics.DRAM_WRITE: write,
                            "dram_bytes": read + write}
         rec.setdefault("extra", {})["counters"] = {
             "tool": "ncu", "replay": "app-range", "eviction_values": evict,

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Per-kernel SASS census: what each function of `cuobjdump -sass` output holds, one table row each.
 
-    cuobjdump -sass build/release/src/kernels/CMakeFiles/smr_kernels.dir/split_row.cu.o \\
+    cuobjdump -sass build/release/src/kernels/CMakeFiles/smr_prod_kernels.dir/production/split_row.cu.o \\
         | scripts/sass-census.py [--match REGEX] [-]
     scripts/sass-census.py [--match REGEX] FILE [FILE ...]      (FILE may be .gz)
 

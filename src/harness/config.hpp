@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "roofline/problem.hpp"
+#include "core/problem.hpp"
 
 namespace smr {
 

@@ -30,11 +30,12 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/metrics.hpp"
 #include "harness/counters.hpp"
 #include "harness/device.hpp"
 #include "harness/storage.hpp"
 #include "kernels/registry.hpp"
-#include "kernels/softmax_dispatch.hpp"
+#include "kernels/production/softmax_dispatch.hpp"
 
 namespace {
 
@@ -66,13 +67,14 @@ struct Expectation {
 };
 std::vector<Expectation> selftest_expectations(double n) {
   return {
-      {"dram__bytes_read.sum", 4 * n, 0.01},
-      {"dram__bytes_write.sum", 4 * n, 0.01},
-      {"lts__t_sectors_srcunit_tex.sum", 8 * n / 32, 0.01},  // 4n loaded + 4n stored, 32-B sectors
-      {"l1tex__t_bytes.sum", 8 * n, 0.01},
-      {"smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", n, 0.0},
-      {"smsp__sass_thread_inst_executed_op_fadd_pred_on.sum", 0, 0.0},
-      {"smsp__sass_thread_inst_executed_op_fmul_pred_on.sum", 0, 0.0},
+      {std::string(smr::metric::kDramRead), 4 * n, 0.01},
+      {std::string(smr::metric::kDramWrite), 4 * n, 0.01},
+      // 4n loaded + 4n stored, 32-B sectors
+      {std::string(smr::metric::kL2SectorsFromL1), 8 * n / 32, 0.01},
+      {std::string(smr::metric::kL1Bytes), 8 * n, 0.01},
+      {std::string(smr::metric::kFfmaThreadInst), n, 0.0},
+      {std::string(smr::metric::kFaddThreadInst), 0, 0.0},
+      {std::string(smr::metric::kFmulThreadInst), 0, 0.0},
   };
 }
 

@@ -28,6 +28,9 @@
 
 #include <fmt/format.h>
 
+#include "core/metrics.hpp"
+#include "roofline/model.hpp"
+
 #if __has_include(<cupti_range_profiler.h>) && __has_include(<cupti_profiler_host.h>)
 #define SMR_HAVE_RANGE_PROFILER 1
 #include <cuda.h>
@@ -48,18 +51,11 @@ namespace smr {
 
 std::vector<std::string> default_counter_metrics() {
   return {
-      "dram__bytes_read.sum",
-      "dram__bytes_write.sum",
-      // L1 <-> L2 traffic: sectors requested by the SMs' L1TEX units. Not lts__t_bytes.sum,
-      // which on Hopper also counts the traffic between the two L2 partitions (~1.5x on the H200).
-      "lts__t_sectors_srcunit_tex.sum",
-      "l1tex__t_bytes.sum",
-      "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum",
-      "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum",
-      "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
-      // Warp-level instructions on the special-function pipe: MUFU.EX2, MUFU.RCP, conversions.
-      "smsp__inst_executed_pipe_xu.sum",
-      "gpu__time_duration.sum",
+      std::string(metric::kDramRead),       std::string(metric::kDramWrite),
+      std::string(metric::kL2SectorsFromL1), std::string(metric::kL1Bytes),
+      std::string(metric::kFaddThreadInst), std::string(metric::kFmulThreadInst),
+      std::string(metric::kFfmaThreadInst), std::string(metric::kXuWarpInst),
+      std::string(metric::kGpuTime),
   };
 }
 
@@ -83,8 +79,11 @@ constexpr double kEvictionWriteNoteFraction = 0.01;
 
 bool counter_is_additive(std::string_view metric) { return ends_with(metric, ".sum"); }
 
-bool counter_kept_whole(std::string_view metric) {
-  return starts_with(metric, "dram__bytes_write.");
+bool counter_kept_whole(std::string_view name) {
+  // Every statistic of the DRAM writes: the metric's name up to its first '.'.
+  constexpr std::string_view kDramWrites =
+      metric::kDramWrite.substr(0, metric::kDramWrite.find('.') + 1);
+  return starts_with(name, kDramWrites);
 }
 
 Attribution attribute_counters(const std::map<std::string, double>& range_with_eviction,
@@ -124,20 +123,20 @@ Attribution attribute_counters(const std::map<std::string, double>& range_with_e
 }
 
 void add_derived_counters(std::map<std::string, double>& v) {
-  const auto has = [&](const char* k) { return v.count(k) != 0; };
-  if (has("dram__bytes_read.sum") && has("dram__bytes_write.sum"))
-    v[std::string(kDramBytes)] = v["dram__bytes_read.sum"] + v["dram__bytes_write.sum"];
-  if (has("lts__t_sectors_srcunit_tex.sum"))
-    v[std::string(kL1L2Bytes)] = v["lts__t_sectors_srcunit_tex.sum"] * kSectorBytes;  // 32 B
-  const char* fadd = "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum";
-  const char* fmul = "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum";
-  const char* ffma = "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum";
+  const auto has = [&](std::string_view k) { return v.count(std::string(k)) != 0; };
+  const auto at = [&](std::string_view k) { return v.at(std::string(k)); };
+  if (has(metric::kDramRead) && has(metric::kDramWrite))
+    v[std::string(kDramBytes)] = at(metric::kDramRead) + at(metric::kDramWrite);
+  if (has(metric::kL2SectorsFromL1))
+    v[std::string(kL1L2Bytes)] = at(metric::kL2SectorsFromL1) * kSectorBytes;  // 32 B
+  const auto fadd = metric::kFaddThreadInst, fmul = metric::kFmulThreadInst,
+             ffma = metric::kFfmaThreadInst;
   // Nsight Compute's roofline convention: an FFMA is two FLOPs.
   if (has(fadd) && has(fmul) && has(ffma))
-    v[std::string(kFlopsExecuted)] = v[fadd] + v[fmul] + 2 * v[ffma];
+    v[std::string(kFlopsExecuted)] = at(fadd) + at(fmul) + 2 * at(ffma);
   // Warp-level count x 32: exact when every lane of each warp is active, an upper bound otherwise.
-  if (has("smsp__inst_executed_pipe_xu.sum"))
-    v[std::string(kXuThreadInst)] = v["smsp__inst_executed_pipe_xu.sum"] * kLanesPerWarp;
+  if (has(metric::kXuWarpInst))
+    v[std::string(kXuThreadInst)] = at(metric::kXuWarpInst) * kLanesPerWarp;
 }
 
 namespace {

@@ -33,16 +33,16 @@ std::vector<std::string> default_counter_metrics();
 // Keys of a record's `counters` object in results.json (src/roofline/claims.cpp reads them;
 // docs/results-schema.md documents them). Every value is a number attributed to the record's
 // launch; a metric that was not read is left out, never 0.
-//   Raw CUPTI metrics, under their own names:
-//     dram__bytes_read.sum, dram__bytes_write.sum                        bytes
-//     lts__t_sectors_srcunit_tex.sum                                     32-byte sectors, L1<->L2
-//     l1tex__t_bytes.sum                                                 bytes
-//     smsp__sass_thread_inst_executed_op_{fadd,fmul,ffma}_pred_on.sum    thread instructions
-//     smsp__inst_executed_pipe_xu.sum                                    warp instructions
-//     gpu__time_duration.sum                                             ns
+//   Raw CUPTI metrics, under their own names (the constants of src/core/metrics.hpp):
+//     metric::kDramRead, kDramWrite                                      bytes
+//     kL2SectorsFromL1                                                   32-byte sectors, L1<->L2
+//     kL1Bytes                                                           bytes
+//     kFaddThreadInst, kFmulThreadInst, kFfmaThreadInst                  thread instructions
+//     kXuWarpInst                                                        warp instructions
+//     kGpuTime                                                           ns
 //   Derived keys, the constants below: dram_bytes (bytes), l1_l2_bytes (bytes), flops_executed
 //   (FLOP), xu_thread_inst (thread instructions). The L1 bytes need no derived key:
-//   l1tex__t_bytes.sum is already in bytes.
+//   kL1Bytes is already in bytes.
 
 // Values derived from the metrics, added to CounterReading::values when their inputs were
 // measured (docs/results-schema.md documents these names):

@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "harness/verify.hpp"
-#include "roofline/problem.hpp"
+#include "core/problem.hpp"
 
 namespace smr {
 

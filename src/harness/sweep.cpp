@@ -30,7 +30,7 @@
 #include "harness/timing.hpp"
 #include "harness/verify.hpp"
 #include "harness/verify_gpu.hpp"
-#include "kernels/ceilings.hpp"
+#include "kernels/ceilings/ceilings.hpp"
 #include "kernels/registry.hpp"
 #include "roofline/claims.hpp"
 #include "roofline/report.hpp"
@@ -645,7 +645,7 @@ Ceilings measure_ceilings(const DeviceInfo& device, const TimingPolicy& policy, 
   }
 
   // FP32 FMA throughput: the registry's fma kernel, kFmaFlopsPerElement FLOPs per element
-  // (kernels/ceilings.hpp). 2^20 elements: ~8.6 GFLOP, a launch of ~0.1 ms on an H200.
+  // (kernels/ceilings/ceilings.hpp). 2^20 elements: ~8.6 GFLOP, a launch of ~0.1 ms on an H200.
   {
     const KernelInfo* fma = find_kernel("fma");
     const Problem p = dense(1024, 1024);

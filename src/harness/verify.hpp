@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "harness/input_gen.hpp"  // InputKind, kPaddingSentinel, the generator itself
-#include "roofline/problem.hpp"
+#include "core/problem.hpp"
 #include "roofline/results.hpp"
 
 namespace smr {

@@ -20,7 +20,7 @@
 #include <cuda_runtime_api.h>
 
 #include "harness/verify.hpp"
-#include "roofline/problem.hpp"
+#include "core/problem.hpp"
 #include "roofline/results.hpp"
 
 namespace smr {

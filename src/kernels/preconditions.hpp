@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "roofline/problem.hpp"
+#include "core/problem.hpp"
 
 namespace smr {
 

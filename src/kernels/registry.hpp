@@ -14,8 +14,8 @@
 
 #include <cuda_runtime_api.h>
 
-#include "roofline/model.hpp"
-#include "roofline/problem.hpp"
+#include "core/problem.hpp"
+#include "core/traffic.hpp"
 
 namespace smr {
 

@@ -5,11 +5,13 @@
 #include <cmath>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "core/metrics.hpp"
 #include "roofline/model.hpp"
 
 namespace smr {
@@ -25,21 +27,21 @@ constexpr const char* kNotMeasured = "not measured";
 constexpr const char* kNotDecidable = "not decidable here";
 constexpr const char* kNoModel = "peer: no model of its own";
 
-// ---- reading a record's counters (metric names: src/harness/counters.hpp) ----
+// ---- reading a record's counters (metric names: src/core/metrics.hpp) ----
 
-std::optional<double> counter(const Record& r, const char* key) {
+std::optional<double> counter(const Record& r, std::string_view key) {
   if (!r.counters.is_object()) return std::nullopt;
-  auto it = r.counters.find(key);
+  auto it = r.counters.find(std::string(key));
   if (it == r.counters.end() || !it->is_number()) return std::nullopt;
   const double v = it->get<double>();
   return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
 }
 
-std::optional<double> dram_read(const Record& r) { return counter(r, "dram__bytes_read.sum"); }
+std::optional<double> dram_read(const Record& r) { return counter(r, metric::kDramRead); }
 
 std::optional<double> dram_total(const Record& r) {
   if (auto v = counter(r, "dram_bytes")) return v;
-  auto rd = counter(r, "dram__bytes_read.sum"), wr = counter(r, "dram__bytes_write.sum");
+  auto rd = counter(r, metric::kDramRead), wr = counter(r, metric::kDramWrite);
   if (rd && wr) return *rd + *wr;
   return std::nullopt;
 }
@@ -49,9 +51,9 @@ struct Fp32Counts {
   double flops() const { return fadd + fmul + 2.0 * ffma; }  // Nsight Compute's convention
 };
 std::optional<Fp32Counts> fp32_counts(const Record& r) {
-  auto a = counter(r, "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum");
-  auto m = counter(r, "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum");
-  auto f = counter(r, "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum");
+  auto a = counter(r, metric::kFaddThreadInst);
+  auto m = counter(r, metric::kFmulThreadInst);
+  auto f = counter(r, metric::kFfmaThreadInst);
   if (!a || !m || !f) return std::nullopt;
   return Fp32Counts{*a, *m, *f};
 }
@@ -63,7 +65,7 @@ std::optional<double> flops_executed(const Record& r) {
 // Thread-level special-function instructions: the metric counts warp instructions.
 std::optional<double> xu_thread_inst(const Record& r) {
   if (auto v = counter(r, "xu_thread_inst")) return v;
-  if (auto v = counter(r, "smsp__inst_executed_pipe_xu.sum")) return 32.0 * *v;
+  if (auto v = counter(r, metric::kXuWarpInst)) return 32.0 * *v;
   return std::nullopt;
 }
 

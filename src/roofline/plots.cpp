@@ -10,11 +10,13 @@
 #include <cmath>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "core/metrics.hpp"
 #include "roofline/claims.hpp"
 #include "roofline/report.hpp"
 
@@ -35,9 +37,9 @@ std::optional<double> positive(std::optional<double> v) {
   return std::nullopt;
 }
 
-std::optional<double> number_at(const json& obj, const char* key) {
+std::optional<double> number_at(const json& obj, std::string_view key) {
   if (!obj.is_object()) return std::nullopt;
-  auto it = obj.find(key);
+  auto it = obj.find(std::string(key));
   if (it == obj.end() || !it->is_number()) return std::nullopt;
   return it->get<double>();
 }
@@ -506,24 +508,24 @@ MeasuredTraffic measured_traffic(const Record& r) {
   MeasuredTraffic m;
   const json& c = r.counters;
   if (!c.is_object()) return m;
-  m.dram_read_bytes = positive(number_at(c, "dram__bytes_read.sum"));
-  m.dram_write_bytes = positive(number_at(c, "dram__bytes_write.sum"));
+  m.dram_read_bytes = positive(number_at(c, metric::kDramRead));
+  m.dram_write_bytes = positive(number_at(c, metric::kDramWrite));
   m.dram_bytes = positive(number_at(c, "dram_bytes"));
   if (!m.dram_bytes && m.dram_read_bytes && m.dram_write_bytes)
     m.dram_bytes = *m.dram_read_bytes + *m.dram_write_bytes;
 
   m.l2_bytes = positive(number_at(c, "l1_l2_bytes"));
   if (!m.l2_bytes)
-    if (auto sectors = positive(number_at(c, "lts__t_sectors_srcunit_tex.sum")))
+    if (auto sectors = positive(number_at(c, metric::kL2SectorsFromL1)))
       m.l2_bytes = *sectors * kSectorBytes;
 
-  m.l1_bytes = positive(number_at(c, "l1tex__t_bytes.sum"));
+  m.l1_bytes = positive(number_at(c, metric::kL1Bytes));
 
   m.executed_flops = positive(number_at(c, "flops_executed"));
   if (!m.executed_flops) {
-    const auto fadd = number_at(c, "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum");
-    const auto fmul = number_at(c, "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum");
-    const auto ffma = number_at(c, "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum");
+    const auto fadd = number_at(c, metric::kFaddThreadInst);
+    const auto fmul = number_at(c, metric::kFmulThreadInst);
+    const auto ffma = number_at(c, metric::kFfmaThreadInst);
     if (fadd && fmul && ffma) m.executed_flops = positive(*fadd + *fmul + 2 * *ffma);
   }
   return m;

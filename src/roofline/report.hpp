@@ -38,12 +38,13 @@ ReportOutcome write_report(const RunResults& run, const std::filesystem::path& d
 // ---- What the plots and the report read from a record (shared by plots.cpp and report.cpp) ----
 
 // Bytes and instructions a record's `counters` report, each absent when not measured (or 0).
-// `counters` is an object of metric name -> number (src/harness/counters.hpp): the derived keys
-// dram_bytes, l1_l2_bytes, flops_executed when present, else the raw CUPTI metrics they come from.
+// `counters` is an object of metric name -> number (src/harness/counters.hpp, with the raw metrics
+// named in src/core/metrics.hpp): the derived keys dram_bytes, l1_l2_bytes, flops_executed when
+// present, else the raw CUPTI metrics they come from.
 struct MeasuredTraffic {
   std::optional<double> dram_read_bytes, dram_write_bytes, dram_bytes;
   std::optional<double> l2_bytes;        // L1 <-> L2
-  std::optional<double> l1_bytes;        // l1tex__t_bytes.sum
+  std::optional<double> l1_bytes;        // metric::kL1Bytes (src/core/metrics.hpp)
   std::optional<double> executed_flops;  // fadd + fmul + 2 x ffma, as the hardware ran them
 };
 MeasuredTraffic measured_traffic(const Record& r);

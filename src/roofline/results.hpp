@@ -17,7 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "roofline/model.hpp"
-#include "roofline/problem.hpp"
+#include "core/problem.hpp"
 
 namespace smr {
 

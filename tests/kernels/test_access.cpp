@@ -1,10 +1,10 @@
-// Host-only checks of kernels/access.hpp: which access pattern a launch of the production softmax
+// Host-only checks of kernels/production/access.hpp: which access pattern a launch of the production softmax
 // takes for given pointers and strides -- 16-byte accesses on aligned rows, through the rows'
 // 16-byte windows, or one element at a time -- and how much room a row's window needs.
 #include <cstdint>
 
 #include "catch.hpp"
-#include "kernels/access.hpp"
+#include "kernels/production/access.hpp"
 
 using namespace smr::prod;
 

@@ -1,4 +1,4 @@
-// Host-only checks of the production softmax's dispatch (kernels/softmax_dispatch.hpp): which
+// Host-only checks of the production softmax's dispatch (kernels/production/softmax_dispatch.hpp): which
 // family runs each shape, at every boundary N - 1 / N / N + 1, and that every plan it makes is
 // one the kernels can launch (invariants below). No GPU: the DeviceLimits defaults are the H200.
 #include <algorithm>
@@ -10,7 +10,7 @@
 
 #include "catch.hpp"
 #include "kernels/registry.hpp"
-#include "kernels/softmax_dispatch.hpp"
+#include "kernels/production/softmax_dispatch.hpp"
 
 using namespace smr;
 

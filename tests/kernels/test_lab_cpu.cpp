@@ -19,7 +19,7 @@
 #include "catch.hpp"
 #include "gpu_check.hpp"
 #include "harness/verify.hpp"
-#include "kernels/fused_row.hpp"
+#include "kernels/lab/fused_row.hpp"
 
 #if SMR_LAB_CPU_STARTER
 #include "kernels/lab/fused_row_starter.cuh"
@@ -41,7 +41,7 @@ constexpr const char* kWhere =
 
 // One block of kThreads threads on the host, each on a host thread of its own, running the rows
 // of a matrix one after another (each GPU block runs one row; the rows are independent, so the
-// order does not matter). A block reduction does what block_allreduce (kernels/reduce.cuh) does
+// order does not matter). A block reduction does what block_allreduce (kernels/common/reduce.cuh) does
 // on the GPU: every thread publishes its value, all meet at a barrier, each reduces all the
 // values in thread order (so all get the same result), and a second barrier keeps the values
 // until everyone has read them. A thread that returns leaves the barrier (arrive_and_drop), so a

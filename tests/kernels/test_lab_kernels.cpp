@@ -21,10 +21,10 @@
 #include "harness/device.hpp"
 #include "harness/timing.hpp"
 #include "harness/verify.hpp"
-#include "kernels/ceilings.hpp"
-#include "kernels/fused_row.hpp"
+#include "kernels/ceilings/ceilings.hpp"
+#include "kernels/lab/fused_row.hpp"
 #include "kernels/registry.hpp"
-#include "kernels/softmax_dispatch.hpp"
+#include "kernels/production/softmax_dispatch.hpp"
 
 namespace {
 

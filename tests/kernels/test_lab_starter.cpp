@@ -14,7 +14,7 @@
 #include "catch.hpp"
 #include "gpu_check.hpp"
 #include "harness/verify.hpp"
-#include "kernels/fused_row.hpp"
+#include "kernels/lab/fused_row.hpp"
 #include "kernels/registry.hpp"
 
 namespace smr {

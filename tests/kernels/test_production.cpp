@@ -33,8 +33,8 @@
 #include "harness/storage.hpp"
 #include "harness/verify.hpp"
 #include "kernels/registry.hpp"
-#include "kernels/softmax_dispatch.hpp"
-#include "kernels/softmax_families.hpp"
+#include "kernels/production/softmax_dispatch.hpp"
+#include "kernels/production/softmax_families.hpp"
 
 namespace {
 

@@ -3,8 +3,9 @@
 #include <string>
 
 #include "catch.hpp"
-#include "kernels/fused_row.hpp"
+#include "kernels/lab/fused_row.hpp"
 #include "kernels/registry.hpp"
+#include "roofline/model.hpp"
 
 using namespace smr;
 

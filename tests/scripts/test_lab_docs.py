@@ -153,7 +153,7 @@ class NamesAndFiles(unittest.TestCase):
         self.assertTrue({"row_max_kernel", "exp_sum_kernel", "normalize_kernel", "block_max",
                          "exp_reference", "FusedTiles"} <= names, names)
         self.assertIn("row_block.cuh", {m.group(1) for m in FILE_NAME.finditer(text)})
-        self.assertIn("src/kernels/unfused_3pass.cu", {m.group(1) for m in PATH.finditer(text)})
+        self.assertIn("src/kernels/lab/unfused_3pass.cu", {m.group(1) for m in PATH.finditer(text)})
         commands = list(quoted_commands(text))
         self.assertTrue(any(c.startswith("build/release/src/harness/softmax-bench run")
                             for c in commands), commands)

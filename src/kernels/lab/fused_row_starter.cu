@@ -17,9 +17,9 @@
 
 #include "kernels/cuda_check.hpp"
 #include "kernels/entries.hpp"
-#include "kernels/fused_row.hpp"
+#include "kernels/lab/fused_row.hpp"
 #include "kernels/preconditions.hpp"
-#include "kernels/reduce.cuh"
+#include "kernels/common/reduce.cuh"
 #if SMR_LAB_SOLUTION
 #include "fused_row_solution.cuh"  // docs/lab/answers/: the instructor's build
 #else

@@ -11,8 +11,8 @@
 // tile, the launcher and the registry entry. The helpers you call:
 //   block.max(v), block.sum(v)                 the block reductions: every thread gets the row's
 //                                              result; ALL threads must call them (on the GPU
-//                                              they are block_max / block_sum, kernels/reduce.cuh)
-//   exp_reference(m), exp_shifted(x, reference) kernels/softmax_math.cuh: exp(x - m) as one FFMA
+//                                              they are block_max / block_sum, kernels/common/reduce.cuh)
+//   exp_reference(m), exp_shifted(x, reference) kernels/common/softmax_math.cuh: exp(x - m) as one FFMA
 //                                              and one exp2, safe when m is -inf
 //
 // Which elements a thread holds (given, keep it): the row is one tile of kTile elements, the next
@@ -52,7 +52,7 @@
 
 #include <cmath>
 
-#include "kernels/softmax_math.cuh"
+#include "kernels/common/softmax_math.cuh"
 
 namespace smr::lab {
 

@@ -35,10 +35,10 @@
 
 #include "kernels/cuda_check.hpp"
 #include "kernels/entries.hpp"
-#include "kernels/fused_row.hpp"
+#include "kernels/lab/fused_row.hpp"
 #include "kernels/preconditions.hpp"
-#include "kernels/reduce.cuh"
-#include "kernels/softmax_math.cuh"
+#include "kernels/common/reduce.cuh"
+#include "kernels/common/softmax_math.cuh"
 
 namespace smr {
 namespace {

@@ -9,7 +9,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "roofline/problem.hpp"
+#include "core/problem.hpp"
 
 namespace smr::ceilings {
 

@@ -11,7 +11,7 @@
 #include <cuda_runtime_api.h>
 
 #include "kernels/registry.hpp"
-#include "kernels/softmax_dispatch.hpp"
+#include "kernels/production/softmax_dispatch.hpp"
 
 namespace smr::prod {
 

@@ -36,8 +36,8 @@
 #include <type_traits>
 
 #include "kernels/cuda_check.hpp"
-#include "kernels/row_tile.cuh"
-#include "kernels/softmax_families.hpp"
+#include "kernels/production/row_tile.cuh"
+#include "kernels/production/softmax_families.hpp"
 
 namespace smr::prod {
 

@@ -31,10 +31,10 @@
 #include <stdexcept>
 #include <string>
 
-#include "kernels/cluster_stats.cuh"
+#include "kernels/production/cluster_stats.cuh"
 #include "kernels/cuda_check.hpp"
-#include "kernels/row_slice.cuh"
-#include "kernels/softmax_families.hpp"
+#include "kernels/production/row_slice.cuh"
+#include "kernels/production/softmax_families.hpp"
 
 namespace smr::prod {
 

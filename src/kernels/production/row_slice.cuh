@@ -36,8 +36,8 @@
 #include <cstdint>
 
 #include "kernels/cuda_check.hpp"
-#include "kernels/row_stats.cuh"
-#include "kernels/storage.cuh"
+#include "kernels/production/row_stats.cuh"
+#include "kernels/production/storage.cuh"
 
 namespace smr::prod {
 

@@ -34,8 +34,8 @@
 #include "kernels/cuda_check.hpp"
 #include "kernels/entries.hpp"
 #include "kernels/preconditions.hpp"
-#include "kernels/reduce.cuh"
-#include "kernels/row_block.cuh"
+#include "kernels/common/reduce.cuh"
+#include "kernels/lab/row_block.cuh"
 
 namespace smr {
 namespace {

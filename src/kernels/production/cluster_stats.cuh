@@ -24,8 +24,8 @@
 #include <cooperative_groups.h>
 #include <cuda/ptx>
 
-#include "kernels/reduce.cuh"
-#include "kernels/row_stats.cuh"
+#include "kernels/common/reduce.cuh"
+#include "kernels/production/row_stats.cuh"
 
 namespace smr::prod {
 

@@ -30,9 +30,9 @@
 #include "kernels/cuda_check.hpp"
 #include "kernels/entries.hpp"
 #include "kernels/preconditions.hpp"
-#include "kernels/reduce.cuh"
-#include "kernels/row_block.cuh"
-#include "kernels/softmax_math.cuh"
+#include "kernels/common/reduce.cuh"
+#include "kernels/lab/row_block.cuh"
+#include "kernels/common/softmax_math.cuh"
 
 namespace smr {
 namespace {

@@ -1,6 +1,6 @@
 // The production softmax's dispatch (softmax_dispatch.hpp): shape and dtype -> kernel plan.
 // Pure host code; every number a plan holds is derived here from the Problem and DeviceLimits.
-#include "kernels/softmax_dispatch.hpp"
+#include "kernels/production/softmax_dispatch.hpp"
 
 #include <algorithm>
 #include <optional>

@@ -25,8 +25,8 @@
 
 #include <cmath>
 
-#include "kernels/reduce.cuh"
-#include "kernels/softmax_math.cuh"
+#include "kernels/common/reduce.cuh"
+#include "kernels/common/softmax_math.cuh"
 
 namespace smr::prod {
 

@@ -33,8 +33,8 @@
 #include "kernels/cuda_check.hpp"
 #include "kernels/entries.hpp"
 #include "kernels/preconditions.hpp"
-#include "kernels/softmax_dispatch.hpp"
-#include "kernels/softmax_families.hpp"
+#include "kernels/production/softmax_dispatch.hpp"
+#include "kernels/production/softmax_families.hpp"
 
 namespace smr {
 

@@ -19,8 +19,8 @@
 
 #include <cstdint>
 
-#include "kernels/row_stats.cuh"
-#include "kernels/storage.cuh"
+#include "kernels/production/row_stats.cuh"
+#include "kernels/production/storage.cuh"
 
 namespace smr::prod {
 

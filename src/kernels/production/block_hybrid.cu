@@ -55,11 +55,11 @@
 #include <string>
 #include <type_traits>
 
-#include "kernels/cluster_stats.cuh"
+#include "kernels/production/cluster_stats.cuh"
 #include "kernels/cuda_check.hpp"
-#include "kernels/row_slice.cuh"
-#include "kernels/row_tile.cuh"
-#include "kernels/softmax_families.hpp"
+#include "kernels/production/row_slice.cuh"
+#include "kernels/production/row_tile.cuh"
+#include "kernels/production/softmax_families.hpp"
 
 namespace smr::prod {
 

@@ -26,8 +26,8 @@
 #include <stdexcept>
 #include <type_traits>
 
-#include "kernels/access.hpp"
-#include "roofline/problem.hpp"
+#include "kernels/production/access.hpp"
+#include "core/problem.hpp"
 
 namespace smr::prod {
 

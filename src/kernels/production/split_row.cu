@@ -57,9 +57,9 @@
 #include <utility>
 
 #include "kernels/cuda_check.hpp"
-#include "kernels/l2_prefetch.cuh"
-#include "kernels/row_slice.cuh"
-#include "kernels/softmax_families.hpp"
+#include "kernels/production/l2_prefetch.cuh"
+#include "kernels/production/row_slice.cuh"
+#include "kernels/production/softmax_families.hpp"
 
 namespace smr::prod {
 

@@ -1,4 +1,4 @@
-#include "roofline/problem.hpp"
+#include "core/problem.hpp"
 
 namespace smr {
 

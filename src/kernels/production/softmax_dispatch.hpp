@@ -49,10 +49,10 @@
 #include <string_view>
 #include <vector>
 
+#include "core/problem.hpp"
+#include "core/traffic.hpp"
+#include "kernels/production/tile_lists.hpp"
 #include "kernels/registry.hpp"
-#include "kernels/tile_lists.hpp"
-#include "roofline/model.hpp"
-#include "roofline/problem.hpp"
 
 namespace smr {
 

@@ -37,7 +37,7 @@
 #include <tuple>
 #include <vector>
 
-#include "kernels/ceilings.hpp"
+#include "kernels/ceilings/ceilings.hpp"
 #include "kernels/cuda_check.hpp"
 #include "kernels/entries.hpp"
 #include "kernels/preconditions.hpp"
