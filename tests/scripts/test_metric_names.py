@@ -15,7 +15,7 @@ spec.loader.exec_module(metrics)
 
 # Where code lives (tests and docs hold metric names as data and prose: not searched).
 CODE_DIRS = ["src", "scripts", "experiments", "fuzz", "web", ".ci"]
-SKIP_DIRS = {"node_modules", "__pycache__", "build", "test"}  # web/test: the browser test's data
+SKIP_DIRS = {"node_modules", "__pycache__", "build", "test", "corpus"}  # web/test, fuzz/corpus: data
 CODE_SUFFIXES = {".cpp", ".hpp", ".cu", ".cuh", ".py", ".mjs", ".js", ".sh", ".txt", ".cmake",
                  ".yaml", ".yml", ""}
 # A metric: <unit>__<counter>[.<rollup>...], as CUPTI and Nsight Compute spell them.
