@@ -1,6 +1,7 @@
 #include "harness/verify.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cmath>
 #include <cstdio>
@@ -137,6 +138,56 @@ void reference_row(const float* x, std::int64_t n, double* out) {
   for (std::int64_t j = 0; j < n; ++j) out[j] /= sum;
 }
 
+namespace {
+
+// What one chunk of rows found: the sums of the relative L2 error, the largest element error, and
+// the faults (words for the first only: a broken kernel can have millions of them).
+struct ChunkVerdict {
+  double diff_sq = 0.0, ref_sq = 0.0, worst = 0.0;
+  std::int64_t bad_elements = 0;  // wrong NaN pattern, unwritten, or over the tolerance
+  std::string first_error;
+};
+
+void verify_rows(const Problem& p, const float* x, const float* y, double tolerance,
+                 const std::int64_t* rows, std::size_t count, ChunkVerdict& v) {
+  std::vector<double> ref(static_cast<std::size_t>(p.N));
+  for (std::size_t k = 0; k < count; ++k) {
+    const std::int64_t i = rows[k];
+    reference_row(x + i * p.ld_x, p.N, ref.data());
+    const float* yr = y + i * p.ld_y;
+    for (std::int64_t j = 0; j < p.N; ++j) {
+      const float got = yr[j];
+      const double want = ref[static_cast<std::size_t>(j)];
+      std::optional<FaultKind> fault;
+      double e = 0.0;
+      if (is_poison(got)) {
+        fault = FaultKind::unwritten;
+      } else if (std::isnan(want)) {
+        if (!std::isnan(got)) fault = FaultKind::not_nan;
+      } else if (!std::isfinite(got)) {
+        fault = FaultKind::not_finite;
+      } else {
+        const double d = std::abs(static_cast<double>(got) - want);
+        e = d / std::max(std::abs(want), kAbsoluteFloor);
+        v.diff_sq += d * d;
+        v.ref_sq += want * want;
+        v.worst = std::max(v.worst, e);
+        if (!(e <= tolerance)) fault = FaultKind::too_far;
+      }
+      if (!fault) continue;
+      if (v.bad_elements++ == 0) v.first_error = describe_fault(*fault, i, j, got, want, e, tolerance);
+    }
+  }
+}
+
+// Rows are checked in chunks of about this many elements, by one thread per core for a large
+// check. The chunks and the order their sums are added in depend only on the problem, so the
+// verdict is the same, bit for bit, with any number of threads.
+constexpr std::int64_t kChunkElements = std::int64_t{1} << 16;
+constexpr std::int64_t kParallelCheckElements = std::int64_t{1} << 20;
+
+}  // namespace
+
 VerifyResult verify_output(const Problem& p, const std::vector<float>& x, const std::vector<float>& y,
                            double tolerance, const std::vector<std::int64_t>& rows) {
   if (p.M < 1 || p.N < 1 || p.ld_x < p.N || p.ld_y < p.N)
@@ -154,45 +205,49 @@ VerifyResult verify_output(const Problem& p, const std::vector<float>& x, const 
     for (std::int64_t i = 0; i < p.M; ++i) all[static_cast<std::size_t>(i)] = i;
   }
   const std::vector<std::int64_t>& check = rows.empty() ? all : rows;
-
-  VerifyResult r;
-  r.tolerance = tolerance;
-  std::vector<double> ref(static_cast<std::size_t>(p.N));
-  double diff_sq = 0.0, ref_sq = 0.0;
-  std::int64_t bad_elements = 0;  // wrong NaN pattern, unwritten, or over the tolerance
-  std::string first_error;
-  double worst = 0.0;
-  for (const std::int64_t i : check) {
+  for (const std::int64_t i : check)
     if (i < 0 || i >= p.M)
       throw std::invalid_argument("verify_output: row " + std::to_string(i) + " is outside 0.." +
                                   std::to_string(p.M - 1));
-    reference_row(x.data() + i * p.ld_x, p.N, ref.data());
-    const float* yr = y.data() + i * p.ld_y;
-    for (std::int64_t j = 0; j < p.N; ++j) {
-      const float got = yr[j];
-      const double want = ref[static_cast<std::size_t>(j)];
-      std::optional<FaultKind> fault;
-      double e = 0.0;
-      if (is_poison(got)) {
-        fault = FaultKind::unwritten;
-      } else if (std::isnan(want)) {
-        if (!std::isnan(got)) fault = FaultKind::not_nan;
-      } else if (!std::isfinite(got)) {
-        fault = FaultKind::not_finite;
-      } else {
-        const double d = std::abs(static_cast<double>(got) - want);
-        e = d / std::max(std::abs(want), kAbsoluteFloor);
-        diff_sq += d * d;
-        ref_sq += want * want;
-        worst = std::max(worst, e);
-        if (!(e <= tolerance)) fault = FaultKind::too_far;
-      }
-      if (!fault) continue;
-      // Words only for the first fault: a broken kernel can have millions of them.
-      if (bad_elements++ == 0) first_error = describe_fault(*fault, i, j, got, want, e, tolerance);
-    }
+
+  const auto n_rows = static_cast<std::int64_t>(check.size());
+  const std::int64_t rows_per_chunk = std::max<std::int64_t>(1, kChunkElements / p.N);
+  const std::int64_t n_chunks = (n_rows + rows_per_chunk - 1) / rows_per_chunk;
+  std::vector<ChunkVerdict> chunks(static_cast<std::size_t>(n_chunks));
+  auto run_chunk = [&](std::int64_t c) {
+    const std::int64_t first = c * rows_per_chunk;
+    const std::int64_t count = std::min(rows_per_chunk, n_rows - first);
+    verify_rows(p, x.data(), y.data(), tolerance, check.data() + first,
+                static_cast<std::size_t>(count), chunks[static_cast<std::size_t>(c)]);
+  };
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  const std::int64_t workers =
+      n_rows * p.N < kParallelCheckElements ? 1 : std::min<std::int64_t>({cores, 64, n_chunks});
+  if (workers <= 1) {
+    for (std::int64_t c = 0; c < n_chunks; ++c) run_chunk(c);
+  } else {
+    std::atomic<std::int64_t> next{0};
+    std::vector<std::thread> pool;
+    for (std::int64_t w = 0; w < workers; ++w)
+      pool.emplace_back([&] {
+        for (std::int64_t c; (c = next.fetch_add(1)) < n_chunks;) run_chunk(c);
+      });
+    for (auto& t : pool) t.join();
   }
-  r.rows_checked = static_cast<std::int64_t>(check.size());
+
+  VerifyResult r;
+  r.tolerance = tolerance;
+  double diff_sq = 0.0, ref_sq = 0.0, worst = 0.0;
+  std::int64_t bad_elements = 0;
+  std::string first_error;
+  for (const ChunkVerdict& v : chunks) {  // in row order: the first fault is the first row's
+    diff_sq += v.diff_sq;
+    ref_sq += v.ref_sq;
+    worst = std::max(worst, v.worst);
+    if (v.bad_elements > 0 && bad_elements == 0) first_error = v.first_error;
+    bad_elements += v.bad_elements;
+  }
+  r.rows_checked = n_rows;
   r.max_rel_err = worst;
   r.rel_l2_err = ref_sq > 0.0 ? std::sqrt(diff_sq / ref_sq) : 0.0;
   r.passed = bad_elements == 0;

@@ -239,6 +239,30 @@ TEST_CASE("verify_output catches a wrong element", "[verify]") {
   }
 }
 
+TEST_CASE("verify_output: a large check, done in chunks by several threads, names the first fault",
+          "[verify]") {
+  // 2^21 elements: past the size where the rows are checked in parallel chunks of 2^16.
+  const Problem p = dense(512, 4096);
+  const auto x = make_input(p, 5, InputKind::normal);
+  auto y = perfect_output(p, x);
+  const VerifyResult clean = verify_output(p, x, y, kDefaultTolerance);
+  CHECK(clean.passed);
+  CHECK(clean.rows_checked == 512);
+  // Faults in chunks far apart, planted last row first: the lowest row is named, all are counted.
+  for (const std::int64_t row : {500, 301, 17}) y[idx(p, row, 9)] *= 1.5f;
+  const VerifyResult v = verify_output(p, x, y, kDefaultTolerance);
+  CHECK(!v.passed);
+  CHECK(v.detail.rfind("row 17, column 9:", 0) == 0);
+  CHECK(v.detail.find("(and 2 more)") != std::string::npos);
+  // The same rows through the serial path (a check below the parallel size) agree on the worst.
+  const VerifyResult few = verify_output(p, x, y, kDefaultTolerance, {17, 301, 500});
+  CHECK(few.max_rel_err == v.max_rel_err);
+  // Bit for bit the same verdict run after run.
+  const VerifyResult again = verify_output(p, x, y, kDefaultTolerance);
+  CHECK(again.rel_l2_err == v.rel_l2_err);
+  CHECK(again.detail == v.detail);
+}
+
 TEST_CASE("verify_output catches an unwritten (still NaN-poisoned) element", "[verify]") {
   const Problem p = dense(16, 64);
   const auto x = make_input(p, 11);  // mixed: has NaN rows too
