@@ -171,7 +171,7 @@ void Walker::read_sweep(const Value& v, std::vector<Shape>& shapes) const {
           fail(io.at, fmt::format("elements = {} is not a multiple of N = {}: M = elements / N "
                                   "must be a whole number of rows",
                                   io.value, in.value));
-        shapes.push_back(Shape{io.value / in.value, in.value, in.at});
+        shapes.push_back(Shape{io.value / in.value, in.value, in.at, true});
       }
     }
   }
@@ -267,7 +267,9 @@ SweepConfig Walker::read(const Node* root_node) {
       fail(s.at, fmt::format("shape [{}, {}] appears twice (first at line {}, column {})", s.M, s.N,
                              it->second.line, it->second.column));
     for (DType t : c.dtypes) {
-      // x and y with their strides, and the unfused pipeline's M x N fp32 intermediate.
+      // x and y with their strides, and the unfused pipeline's M x N fp32 intermediate: only
+      // checked for overflow here. Whether a shape fits a device is decided when the run starts,
+      // against the card at hand (harness/sweep_plan.hpp).
       const auto needs = [&](std::int64_t pad) -> std::optional<std::int64_t> {
         const std::optional<std::int64_t> ld = checked_add(s.N, pad);
         if (!ld) return std::nullopt;
@@ -278,29 +280,22 @@ SweepConfig Walker::read(const Node* root_node) {
         const auto xy = one ? checked_add(*one, *one) : std::nullopt;
         return xy && intermediate ? checked_add(*xy, *intermediate) : std::nullopt;
       };
-      const auto fits = [](const std::optional<std::int64_t>& b) {
-        return b && *b <= kAssumedDeviceBytes;
-      };
-      const std::optional<std::int64_t> bytes = needs(c.row_pad);
-      if (fits(bytes)) continue;
-      const auto said = [](const std::optional<std::int64_t>& b) {
-        return b ? std::to_string(*b) : std::string("more than 2^63");
-      };
+      if (needs(c.row_pad)) continue;
       // The shape fits unpadded: the padding is what is too large, so the error points at it.
-      if (row_pad && fits(needs(0)))
-        fail(*row_pad, fmt::format("{} makes shape [{}, {}] (line {}) in {} need {} bytes "
-                                   "for x, y and the unfused intermediate; the device is assumed "
-                                   "to have {}",
-                                   c.row_pad, s.M, s.N, s.at.pos.line, to_string(t), said(bytes),
-                                   kAssumedDeviceBytes));
-      fail(s.at, fmt::format("shape [{}, {}] in {} needs {} bytes for x, y and the unfused "
-                             "intermediate; the device is assumed to have {}",
-                             s.M, s.N, to_string(t), said(bytes), kAssumedDeviceBytes));
+      if (row_pad && needs(0))
+        fail(*row_pad, fmt::format("{} makes shape [{}, {}] (line {}) in {} need more than 2^63 "
+                                   "bytes for x, y and the unfused intermediate",
+                                   c.row_pad, s.M, s.N, s.at.pos.line, to_string(t)));
+      fail(s.at, fmt::format("shape [{}, {}] in {} needs more than 2^63 bytes for x, y and the "
+                             "unfused intermediate",
+                             s.M, s.N, to_string(t)));
     }
   }
   for (DType t : c.dtypes)
-    for (const Shape& s : shapes)
+    for (const Shape& s : shapes) {
       c.problems.push_back(Problem{s.M, s.N, s.N + c.row_pad, s.N + c.row_pad, t});
+      c.shrinkable.push_back(s.from_elements);
+    }
 
   // The config as understood: every default filled in and the sweep expanded to explicit
   // shapes. It is itself a valid config that loads back to the same `normalized`.

@@ -56,10 +56,11 @@ std::map<std::string, std::string> saved_statuses(const RunResults& run) {
   return have;
 }
 
-int records_done(const SweepConfig& cfg, const std::map<std::string, std::string>& saved) {
+int records_done(const std::vector<Problem>& problems, const std::vector<std::string>& kernels,
+                 const std::map<std::string, std::string>& saved) {
   int already = 0;
-  for (const Problem& p : cfg.problems)
-    for (const auto& name : cfg.kernels) {
+  for (const Problem& p : problems)
+    for (const auto& name : kernels) {
       Record probe;
       probe.kernel = name;
       probe.dtype = p.dtype;

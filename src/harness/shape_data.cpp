@@ -16,6 +16,16 @@ std::size_t free_device_bytes() {
   return free_b;
 }
 
+MemoryBudget device_memory(const DeviceInfo& device) {
+  MemoryBudget m;
+  m.free_bytes = static_cast<std::int64_t>(free_device_bytes());
+  m.total_bytes = device.global_bytes;
+  m.l2_bytes = device.l2_bytes;
+  m.source = fmt::format("the device at hand ({}): its free memory when the run started",
+                         device.name);
+  return m;
+}
+
 // After a CUDA error: clear the error if it was not sticky and tell whether work can go on.
 bool context_usable() {
   cudaGetLastError();

@@ -1,4 +1,5 @@
 // The sweep driver (issue 4). Order of a run:
+//   0. the shapes planned against the device's free memory (shrunk or skipped where they do not fit)
 //   1. ceilings, measured on this card (reused from results.json on --resume)
 //   2. per shape, per kernel: skip checks -> verify -> time (Google Benchmark, CUDA events) -> save
 //   3. the counters pass (CUPTI), a separate pass over the records that were timed
@@ -15,6 +16,7 @@
 //   counters_pass.cpp     the counters pass (the profiler: counters.hpp)
 //   merge_records.cpp     peers merged into the run, records re-modelled by `report`
 //   progress.cpp          the terminal progress line
+//   sweep_plan.cpp        which shapes fit the device's memory (pure: tested without a GPU)
 // Their shared pieces are declared in harness/detail/sweep_parts.hpp.
 #include "harness/sweep.hpp"
 
@@ -27,6 +29,7 @@
 #include <fmt/format.h>
 
 #include "harness/detail/sweep_parts.hpp"
+#include "harness/sweep_plan.hpp"
 #include "roofline/claims.hpp"
 #include "roofline/report.hpp"
 
@@ -61,7 +64,25 @@ int run_sweep(const SweepOptions& opt) {
   RunResults& run = ctx.run;
   const bool reuse_ceilings = start_run(ctx);
 
-  const int total = static_cast<int>(cfg.problems.size() * cfg.kernels.size());
+  // 0. The shapes that fit the device's memory: the default sweep's M shrinks on a small card,
+  // any other shape too large is skipped with its reason (harness/sweep_plan.hpp).
+  const MemoryBudget budget = device_memory(ctx.device);
+  const std::vector<PlannedShape> plan = plan_shapes(cfg.problems, cfg.shrinkable, budget);
+  run.device["memory_plan"] = plan_json(plan, budget);
+  std::vector<Problem> problems;
+  int shapes_scaled = 0, shapes_skipped = 0;
+  for (const PlannedShape& s : plan) {
+    problems.push_back(s.problem);
+    shapes_scaled += s.scaled() ? 1 : 0;
+    shapes_skipped += s.skipped() ? 1 : 0;
+  }
+  if (!opt.quiet && (shapes_scaled > 0 || shapes_skipped > 0))
+    std::fprintf(stderr, "memory: %d shape(s) with M scaled down to fit, %d skipped (%.2f GB free "
+                 "on %s; results.json's device.memory_plan lists them)\n",
+                 shapes_scaled, shapes_skipped, gb(static_cast<double>(budget.free_bytes)),
+                 ctx.device.name.c_str());
+
+  const int total = static_cast<int>(problems.size() * cfg.kernels.size());
   // key -> status, from the run being resumed
   const std::map<std::string, std::string> have = saved_statuses(run);
 
@@ -79,14 +100,15 @@ int run_sweep(const SweepOptions& opt) {
                  run.ceilings.fp32_GFLOPs);
 
   init_google_benchmark();
-  Progress progress(total, records_done(cfg, have), opt.quiet);
+  Progress progress(total, records_done(problems, cfg.kernels, have), opt.quiet);
 
   const auto say_resume = [&](const std::string& why) {
     progress.message(resume_hint(why, progress.done(), total, ctx));
   };
 
   // 2. Verify and time, shape by shape (the input of a shape is generated once for its kernels).
-  for (const Problem& p : cfg.problems) {
+  for (const PlannedShape& planned : plan) {
+    const Problem& p = planned.problem;
     std::optional<ShapeData> shape;
     for (const std::string& name : cfg.kernels) {
       if (g_interrupted) {
@@ -100,9 +122,18 @@ int run_sweep(const SweepOptions& opt) {
       auto it = have.find(r.key());
       if (it != have.end() && it->second != "failed") continue;  // done in the run resumed
       progress.show(name, p);
+      if (planned.scaled()) {
+        if (!r.extra.is_object()) r.extra = json::object();
+        r.extra["requested_M"] = planned.requested_M;  // the config's M, scaled down to fit
+      }
       bool sticky = false;
       try {
-        run_record(*k, shape, p, r, ctx);
+        if (planned.skipped()) {
+          r.status = "skipped";
+          r.reason = planned.skip_reason;
+        } else {
+          run_record(*k, shape, p, r, ctx);
+        }
       } catch (const CudaError& e) {
         r.status = "failed";
         r.reason = e.what();

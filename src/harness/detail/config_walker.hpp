@@ -36,6 +36,7 @@ struct Shape {
   std::int64_t M = 0;
   std::int64_t N = 0;
   Value at;
+  bool from_elements = false;  // M = sweep.elements / N
 };
 
 using Fields = std::map<std::string, Value, std::less<>>;

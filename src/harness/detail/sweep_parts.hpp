@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -17,6 +18,7 @@
 #include "harness/config.hpp"
 #include "harness/device.hpp"
 #include "harness/sweep.hpp"
+#include "harness/sweep_plan.hpp"
 #include "harness/timing.hpp"
 #include "harness/verify.hpp"
 #include "kernels/registry.hpp"
@@ -46,6 +48,10 @@ inline std::size_t buffer_bytes(std::int64_t rows, std::int64_t ld, DType t) {
 }
 
 std::size_t free_device_bytes();
+
+// The memory the sweep is planned against (harness/sweep_plan.hpp): the device's free memory now,
+// its total and its L2.
+MemoryBudget device_memory(const DeviceInfo& device);
 
 // After a CUDA error: clear the error if it was not sticky and tell whether work can go on.
 bool context_usable();
@@ -184,8 +190,10 @@ bool start_run(Context& ctx);
 // key -> status of every record of the run being continued.
 std::map<std::string, std::string> saved_statuses(const RunResults& run);
 
-// How many of the config's records the continued run has already done (any status but "failed").
-int records_done(const SweepConfig& cfg, const std::map<std::string, std::string>& saved);
+// How many of the records (problems x kernels) the continued run has already done (any status but
+// "failed").
+int records_done(const std::vector<Problem>& problems, const std::vector<std::string>& kernels,
+                 const std::map<std::string, std::string>& saved);
 
 // What a stopped run prints: why, how much is saved where, and the command that continues it.
 std::string resume_hint(const std::string& why, int done, int total, const Context& ctx);
