@@ -90,6 +90,19 @@ Attribution attribute_counters(const std::map<std::string, double>& range_with_e
   return out;
 }
 
+MetricSelection select_metrics(
+    const std::vector<std::string>& wanted,
+    const std::function<std::optional<std::string>(const std::string&)>& why_missing) {
+  MetricSelection out;
+  for (const std::string& m : wanted) {
+    if (std::optional<std::string> why = why_missing(m))
+      out.unavailable[m] = std::move(*why);
+    else
+      out.kept.push_back(m);
+  }
+  return out;
+}
+
 void add_derived_counters(std::map<std::string, double>& v) {
   const auto has = [&](std::string_view k) { return v.count(std::string(k)) != 0; };
   const auto at = [&](std::string_view k) { return v.at(std::string(k)); };

@@ -82,6 +82,9 @@ bool counters_pass(Context& ctx) {
                                {"notes", reading.notes},
                                {"wall_s", wall.count()},
                                {"measure_s", reading.wall_ms / 1000.0}};
+        // Metrics this chip lacks: absent from r.counters, named here with why (never 0).
+        if (!session->unavailable_metrics().empty())
+          r.extra["counters"]["unavailable"] = session->unavailable_metrics();
       } else {
         note_counters(r, reading.reason);
       }

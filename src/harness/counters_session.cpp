@@ -233,6 +233,7 @@ constexpr int kExtraPassesTolerated = 2;
 struct CounterSession::Impl {
   std::vector<std::string> metrics;
   std::vector<const char*> metric_ptrs;
+  std::map<std::string, std::string> unavailable;  // metrics this chip lacks: metric -> why
   std::string reason;
   bool ok = false;
   std::string chip;
@@ -321,13 +322,7 @@ struct CounterSession::Impl {
     SMR_CUPTI(cuptiProfilerGetCounterAvailability(&avail));
     debug("  counter availability image: {} bytes", availability.size());
 
-    auto host_init = SMR_PARAMS(CUpti_Profiler_Host_Initialize_Params);
-    host_init.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
-    host_init.pChipName = chip.c_str();
-    host_init.pCounterAvailabilityImage = availability.data();
-    SMR_CUPTI(cuptiProfilerHostInitialize(&host_init));
-    host = host_init.pHostObject;
-
+    host_initialize();
     add_metrics();
     build_config_image();
 
@@ -347,31 +342,65 @@ struct CounterSession::Impl {
     debug("  counter data image: {} bytes for {} ranges", counter_data.size(), kRangesPerPass);
   }
 
-  // All metrics at once; when that fails, one at a time, so the error names the metric.
-  void add_metrics() {
+  void host_initialize() {
+    auto host_init = SMR_PARAMS(CUpti_Profiler_Host_Initialize_Params);
+    host_init.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
+    host_init.pChipName = chip.c_str();
+    host_init.pCounterAvailabilityImage = availability.data();
+    SMR_CUPTI(cuptiProfilerHostInitialize(&host_init));
+    host = host_init.pHostObject;
+  }
+
+  CUptiResult try_add_metrics() {
     auto add = SMR_PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params);
     add.pHostObject = host;
     add.ppMetricNames = metric_ptrs.data();
     add.numMetrics = metric_ptrs.size();
     debug("cuptiProfilerHostConfigAddMetrics(&add) [{} metrics]", metric_ptrs.size());
-    const CUptiResult r = cuptiProfilerHostConfigAddMetrics(&add);
+    return cuptiProfilerHostConfigAddMetrics(&add);
+  }
+
+  // All metrics at once. When CUPTI rejects the set, the metrics this chip does not have
+  // (cuptiProfilerHostGetMetricProperties fails for them) leave the set and are reported as
+  // unavailable, and the rest are added to a fresh host object; when it has none of them, or the
+  // rest are rejected too, counters are unavailable with the reason.
+  void add_metrics() {
+    const CUptiResult r = try_add_metrics();
     if (r == CUPTI_SUCCESS) {
       debug("  ok");
       return;
     }
-    for (const auto& m : metrics) {
+    MetricSelection sel = select_metrics(metrics, [&](const std::string& m) {
       auto props = SMR_PARAMS(CUpti_Profiler_Host_GetMetricProperties_Params);
       props.pHostObject = host;
       props.pMetricName = m.c_str();
       const CUptiResult pr = cuptiProfilerHostGetMetricProperties(&props);
-      if (pr != CUPTI_SUCCESS)
+      if (pr == CUPTI_SUCCESS) return std::optional<std::string>();
+      return std::optional<std::string>(fmt::format(
+          "not on chip {}: {}", chip,
+          explain_cupti_failure(static_cast<int>(pr), "cuptiProfilerHostGetMetricProperties")));
+    });
+    if (sel.unavailable.empty() || sel.kept.empty()) {
+      if (!sel.unavailable.empty())
         fail(fmt::format(
-            "{}; the first metric CUPTI rejects on chip {} is \"{}\" ({})",
+            "{}; chip {} has none of the metrics asked for (the first: \"{}\", {})",
             explain_cupti_failure(static_cast<int>(r), "cuptiProfilerHostConfigAddMetrics"), chip,
-            m,
-            explain_cupti_failure(static_cast<int>(pr), "cuptiProfilerHostGetMetricProperties")));
+            sel.unavailable.begin()->first, sel.unavailable.begin()->second));
+      cupti_check(r, "cuptiProfilerHostConfigAddMetrics(&add)", __FILE__, __LINE__);
     }
-    cupti_check(r, "cuptiProfilerHostConfigAddMetrics(&add)", __FILE__, __LINE__);
+    for (const auto& [m, why] : sel.unavailable) debug("  unavailable: {} ({})", m, why);
+    unavailable = std::move(sel.unavailable);
+    metrics = std::move(sel.kept);
+    metric_ptrs.clear();
+    for (const auto& m : metrics) metric_ptrs.push_back(m.c_str());
+    // A fresh host object: the rejected configuration is not reused.
+    auto deinit = SMR_PARAMS(CUpti_Profiler_Host_Deinitialize_Params);
+    deinit.pHostObject = host;
+    SMR_CUPTI(cuptiProfilerHostDeinitialize(&deinit));
+    host = nullptr;
+    host_initialize();
+    const CUptiResult again = try_add_metrics();
+    cupti_check(again, "cuptiProfilerHostConfigAddMetrics(&add)", __FILE__, __LINE__);
   }
 
   void build_config_image() {
@@ -618,6 +647,7 @@ struct CounterSession::Impl {
 
 struct CounterSession::Impl {
   std::vector<std::string> metrics;
+  std::map<std::string, std::string> unavailable;
   std::string reason;
   bool ok = false;
   std::string chip;
@@ -646,6 +676,9 @@ const std::string& CounterSession::unavailable_reason() const { return impl_->re
 const std::vector<std::string>& CounterSession::metrics() const { return impl_->metrics; }
 int CounterSession::expected_passes() const { return impl_->ok ? impl_->expected_passes : 0; }
 const std::string& CounterSession::chip() const { return impl_->chip; }
+const std::map<std::string, std::string>& CounterSession::unavailable_metrics() const {
+  return impl_->unavailable;
+}
 
 CounterReading CounterSession::measure(const std::function<void()>& work,
                                        const std::function<void()>& evict_l2) {

@@ -462,6 +462,19 @@ std::string make_report_markdown(const RunResults& run) {
   for (const auto& r : run.records)
     if (r.counters_reason && !r.counters_reason->empty()) counter_reasons.insert(*r.counters_reason);
   for (const auto& why : counter_reasons) md << "> Counters: " << cell(why) << "\n\n";
+  // Metrics the device lacks (the harness's extra.counters.unavailable): left out of every
+  // table and claim, never shown as 0.
+  std::map<std::string, std::string> unavailable;
+  for (const auto& r : run.records) {
+    if (!r.extra.is_object() || !r.extra.contains("counters")) continue;
+    const json& c = r.extra["counters"];
+    if (c.is_object() && c.contains("unavailable") && c["unavailable"].is_object())
+      for (const auto& [metric, why] : c["unavailable"].items())
+        unavailable.emplace(metric, why.is_string() ? why.get<std::string>() : "no reason given");
+  }
+  for (const auto& [metric, why] : unavailable)
+    md << "> Counters: " << cell(metric) << " is unavailable on this device (" << cell(why)
+       << "): not measured, left out of the tables and claims\n\n";
   write_memory_plan(md, run);
 
   write_claims(md, run);

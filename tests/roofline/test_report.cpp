@@ -314,6 +314,19 @@ TEST_CASE("report.md: the shapes scaled or skipped to fit the device's memory, o
   CHECK(make_report_markdown(run).find("> Memory:") == std::string::npos);  // all fit: no line
 }
 
+TEST_CASE("report.md: a metric the device lacks is named unavailable, not shown as 0", "[report]") {
+  RunResults run = sample_run();
+  for (Record& r : run.records) {
+    if (r.status != "ok" || !r.counters.is_object()) continue;
+    if (!r.extra.is_object()) r.extra = json::object();
+    r.extra["counters"]["unavailable"] = {{"lts__made_up_metric.sum", "not on chip TU104"}};
+  }
+  const std::string md = make_report_markdown(run);
+  INFO(md);
+  CHECK(count(md, "> Counters: lts__made_up_metric.sum is unavailable on this device (not on chip "
+                  "TU104): not measured") == 1);
+}
+
 TEST_CASE("report.md: noise and clocks per record, and what the run guarantees", "[report]") {
   RunResults run = sample_run();
   // Older records have neither field: the table says not recorded, and no guarantee is claimed.
