@@ -29,6 +29,13 @@ std::int64_t find_rows_for(std::size_t bytes, std::int64_t cols) {
 
 }  // namespace
 
+double fp32_peak_GFLOPs(int cc_major, int cc_minor, int sm_count, int sm_clock_khz) {
+  if (cc_major <= 0 || sm_count <= 0 || sm_clock_khz <= 0) return 0;
+  const bool wide = cc_major > 8 || (cc_major == 8 && cc_minor >= 6);  // GA10x and later
+  const double lanes = wide ? 128 : 64;
+  return sm_count * lanes * 2.0 * sm_clock_khz * 1e3 / 1e9;
+}
+
 Ceilings measure_ceilings(const DeviceInfo& device, const TimingPolicy& policy, json& detail) {
   Ceilings c = datasheet_h200();
   c.source = "measured";
@@ -98,7 +105,14 @@ Ceilings measure_ceilings(const DeviceInfo& device, const TimingPolicy& policy, 
     if (!fma || !fma->launch) why = "no `fma` entry with a launcher in the registry";
     else why = why_unsupported(*fma, p, limits);
     if (why) {
-      detail["fp32_GFLOPs"] = {{"not_measured", *why}, {"GFLOPs", c.fp32_GFLOPs}, {"source", "datasheet"}};
+      // This card's peak from its properties, not another card's datasheet.
+      const double peak = fp32_peak_GFLOPs(device.cc_major, device.cc_minor, device.sm_count,
+                                           device.sm_clock_khz);
+      if (peak > 0) c.fp32_GFLOPs = peak;
+      detail["fp32_GFLOPs"] = {
+          {"not_measured", *why},
+          {"GFLOPs", c.fp32_GFLOPs},
+          {"source", peak > 0 ? "SMs x FP32 lanes per SM x 2 x SM clock" : "datasheet (H200)"}};
     } else {
       const double flops = ceilings::kFmaFlopsPerElement * static_cast<double>(p.elements());
       DeviceBuffer x(buffer_bytes(p.M, p.ld_x, p.dtype)), y(buffer_bytes(p.M, p.ld_y, p.dtype));
