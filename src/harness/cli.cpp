@@ -376,7 +376,8 @@ struct ModelArgs {
 };
 
 // `model` has no device: the shapes are held against a stated memory (assumed_memory(); the seam
-// for a device profile), and one that does not fit is left out with its reason on stderr.
+// for a device profile), as `run` holds them against the card: a shape that does not fit is left
+// out, one of a sweep.elements budget scaled down, each with a line on stderr.
 SweepConfig fitted_to_assumed_memory(SweepConfig cfg) {
   const MemoryBudget m = assumed_memory();
   const std::vector<PlannedShape> plan = plan_shapes(cfg.problems, cfg.shrinkable, m);
@@ -390,6 +391,11 @@ SweepConfig fitted_to_assumed_memory(SweepConfig cfg) {
                    s.skip_reason.c_str(), m.source.c_str());
     else
       cfg.problems.push_back(s.problem), cfg.shrinkable.push_back(false);
+    if (s.scaled())
+      std::fprintf(stderr, "softmax-bench: %s M %lld scaled to %lld at N = %lld to fit (memory %s)\n",
+                   std::string(to_string(s.problem.dtype)).c_str(),
+                   static_cast<long long>(s.requested_M), static_cast<long long>(s.problem.M),
+                   static_cast<long long>(s.problem.N), m.source.c_str());
   }
   return cfg;
 }
