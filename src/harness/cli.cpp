@@ -392,7 +392,8 @@ SweepConfig fitted_to_assumed_memory(SweepConfig cfg) {
     else
       cfg.problems.push_back(s.problem), cfg.shrinkable.push_back(false);
     if (s.scaled())
-      std::fprintf(stderr, "softmax-bench: %s M %lld scaled to %lld at N = %lld to fit (memory %s)\n",
+      std::fprintf(stderr,
+                   "softmax-bench: %s M %lld scaled to %lld at N = %lld to fit (memory %s)\n",
                    std::string(to_string(s.problem.dtype)).c_str(),
                    static_cast<long long>(s.requested_M), static_cast<long long>(s.problem.M),
                    static_cast<long long>(s.problem.N), m.source.c_str());
