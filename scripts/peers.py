@@ -84,7 +84,7 @@ def fail(msg):
     sys.exit(f"peers.py: {msg}")
 
 
-# ---- the config: the same expansion as src/harness/config.cpp ---------------------------------
+# ---- the config: the same expansion as src/harness/config_schema.cpp --------------------------
 
 def int_set(v, where):
     """An integer, a list of integers or a power-of-two range {from: A, to: B}."""

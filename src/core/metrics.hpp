@@ -1,9 +1,10 @@
 // The hardware metrics the project names, spelled once: the set the harness collects through the
-// CUPTI Range Profiler (src/harness/counters.cpp), the keys results.json's `counters` carry
-// (src/roofline/claims.cpp, plots.cpp), and what the scripts ask Nsight Compute for. The scripts
-// read this file too (scripts/metrics.py parses its `inline constexpr std::string_view kName =
-// "...";` definitions): keep that form. tests/scripts/test_metric_names.py fails when a source or
-// script spells one of these strings anywhere else.
+// CUPTI Range Profiler (src/harness/counters_attribution.cpp's default_counter_metrics), the keys
+// results.json's `counters` carry (src/roofline/claims.cpp, plots.cpp), and what the scripts ask
+// Nsight Compute for. The scripts read this file too (scripts/metrics.py parses its `inline
+// constexpr std::string_view kName = "...";` definitions): keep that form.
+// tests/scripts/test_metric_names.py fails when a source or script spells one of these strings
+// anywhere else.
 #pragma once
 
 #include <string_view>

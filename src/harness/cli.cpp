@@ -20,6 +20,7 @@
 #include "harness/device.hpp"
 #include "harness/storage.hpp"
 #include "harness/sweep.hpp"
+#include "harness/sweep_plan.hpp"
 #include "kernels/lab/lab_build.hpp"
 #include "kernels/registry.hpp"
 #include "roofline/claims.hpp"
@@ -374,8 +375,34 @@ struct ModelArgs {
   bool print_only = false, force = false;
 };
 
+// `model` has no device: the shapes are held against a stated memory (assumed_memory(); the seam
+// for a device profile), as `run` holds them against the card: a shape that does not fit is left
+// out, one of a sweep.elements budget scaled down, each with a line on stderr.
+SweepConfig fitted_to_assumed_memory(SweepConfig cfg) {
+  const MemoryBudget m = assumed_memory();
+  const std::vector<PlannedShape> plan = plan_shapes(cfg.problems, cfg.shrinkable, m);
+  cfg.problems.clear();
+  cfg.shrinkable.clear();
+  for (const PlannedShape& s : plan) {
+    if (s.skipped())
+      std::fprintf(stderr, "softmax-bench: %s %lldx%lld left out: %s (memory %s)\n",
+                   std::string(to_string(s.problem.dtype)).c_str(),
+                   static_cast<long long>(s.problem.M), static_cast<long long>(s.problem.N),
+                   s.skip_reason.c_str(), m.source.c_str());
+    else
+      cfg.problems.push_back(s.problem), cfg.shrinkable.push_back(false);
+    if (s.scaled())
+      std::fprintf(stderr,
+                   "softmax-bench: %s M %lld scaled to %lld at N = %lld to fit (memory %s)\n",
+                   std::string(to_string(s.problem.dtype)).c_str(),
+                   static_cast<long long>(s.requested_M), static_cast<long long>(s.problem.M),
+                   static_cast<long long>(s.problem.N), m.source.c_str());
+  }
+  return cfg;
+}
+
 int cmd_model(const ModelArgs& a) {
-  const SweepConfig cfg = load_config(a.config);
+  const SweepConfig cfg = fitted_to_assumed_memory(load_config(a.config));
   Ceilings c = datasheet_h200();
   if (!a.ceilings.empty()) {
     c = read_results_or_bad_input(a.ceilings, "--ceilings").ceilings;

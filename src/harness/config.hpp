@@ -48,6 +48,9 @@ struct SweepConfig {
   std::vector<std::string> kernels;  // registry names, `all` already expanded, in run order
   std::vector<DType> dtypes;
   std::vector<Problem> problems;     // every (M, N, strides) of the sweep for each dtype, expanded
+  // Parallel to problems: M comes from `sweep: {elements: ...}`, a size budget, so the sweep may
+  // shrink M to fit the device's memory (harness/sweep_plan.hpp); other shapes are skipped there.
+  std::vector<bool> shrinkable;
   std::int64_t row_pad = 0;          // extra elements per row: ld = N + row_pad
   TimingPolicy timing;
   CounterPolicy counters;
@@ -58,10 +61,6 @@ struct SweepConfig {
   std::string output_dir = "runs";   // parent of the run directories
   nlohmann::json normalized;         // the config as understood, for results.json's `config`
 };
-
-// Memory the loader assumes for the "buffers cannot fit" check when no device is asked: the
-// H200's 141 GB. The sweep re-checks against the real card and records a skip.
-inline constexpr std::int64_t kAssumedDeviceBytes = 141'000'000'000;
 
 // Most shapes (before the dtype product) one config may expand to: a sweep far past any real run
 // is a typo, and the bound keeps the loader's work proportional to its input.

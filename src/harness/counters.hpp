@@ -17,6 +17,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -91,6 +92,19 @@ Attribution attribute_counters(const std::map<std::string, double>& range_with_e
 // its inputs are present (a value not measured stays absent, never 0).
 void add_derived_counters(std::map<std::string, double>& values);
 
+// A metric set split by what the chip has: CUPTI names metrics per architecture, and a chip may
+// lack one the set asks for (a GDDR card's DRAM counters, an older chip's pipe). `why_missing`
+// returns the reason a metric cannot be read on this chip, or nullopt when it can. The session
+// measures `kept`; every metric of `unavailable` is reported as such (results.json: the record's
+// extra.counters.unavailable, metric -> reason), never as 0.
+struct MetricSelection {
+  std::vector<std::string> kept;
+  std::map<std::string, std::string> unavailable;  // metric -> why
+};
+MetricSelection select_metrics(
+    const std::vector<std::string>& wanted,
+    const std::function<std::optional<std::string>(const std::string&)>& why_missing);
+
 // The one-line reason, with the fix, for a CUPTI failure that makes counters unavailable.
 // `cupti_result` is the CUptiResult code, `call` the CUPTI function that returned it.
 std::string explain_cupti_failure(int cupti_result, std::string_view call);
@@ -115,6 +129,9 @@ class CounterSession {
   const std::vector<std::string>& metrics() const;
   int expected_passes() const;    // replay passes the configuration needs; 0 when unavailable
   const std::string& chip() const;  // CUPTI's chip name ("GH100"); empty when unavailable
+  // Metrics of the set this chip lacks, metric -> why: measured without them (metrics() lists
+  // what is measured). Empty when the chip has every one.
+  const std::map<std::string, std::string>& unavailable_metrics() const;
 
   // Profiles `work` (enqueue the kernel(s) on any stream) as one range, replaying it as many times
   // as the metric set needs. DRAM writes still dirty in L2 when `work` ends are attributed to it:

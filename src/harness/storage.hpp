@@ -105,7 +105,7 @@ inline double storage_tolerance(DType t) {
 
 // The tolerance a record of dtype t is verified with in a sweep whose config asks for
 // `config_tolerance` (verify.tolerance; kDefaultTolerance when it has none): fp32 outputs take the
-// config's, 16-bit outputs storage_tolerance(t) (sweep.cpp's verify_record). `softmax-bench
+// config's, 16-bit outputs storage_tolerance(t) (record_verify.cpp's verify_record). `softmax-bench
 // verify-settings` prints it for each dtype, and scripts/peers.py judges the peers with it.
 inline double verification_tolerance(DType t, double config_tolerance) {
   return t == DType::f32 ? config_tolerance : storage_tolerance(t);

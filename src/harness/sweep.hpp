@@ -37,6 +37,11 @@ int run_sweep(const SweepOptions& options);
 Ceilings measure_ceilings(const DeviceInfo& device, const TimingPolicy& policy,
                           nlohmann::json& detail);
 
+// The FP32 peak from the device's properties, the datasheet's way: SMs x FP32 lanes per SM x
+// 2 FLOP (FMA) x SM clock. Lanes per SM by compute capability: 64 for 7.x and 8.0, 128 for 8.6
+// and later. The ceiling used when the fma kernel cannot be measured; 0 when the clock is unknown.
+double fp32_peak_GFLOPs(int cc_major, int cc_minor, int sm_count, int sm_clock_khz);
+
 // Puts peer records into a run: a record with the same key() is replaced, pct_of_copy is
 // recomputed against the run's copy ceiling, a record without a model (peers.py writes none) gets
 // the fused one for the run's ceilings, and model_GBps follows. Returns how many were merged.

@@ -92,6 +92,20 @@ void put(json& row, const char* key, std::optional<double> v) {
 std::string not_measured_reason(const std::vector<const Record*>& recs) {
   for (const Record* r : recs)
     if (r->counters_reason && !r->counters_reason->empty()) return *r->counters_reason;
+  // Counters read, but without metrics the device lacks (the harness's
+  // extra.counters.unavailable: metric -> why).
+  for (const Record* r : recs) {
+    if (!r->extra.is_object() || !r->extra.contains("counters")) continue;
+    const json& c = r->extra["counters"];
+    if (!c.is_object() || !c.contains("unavailable") || !c["unavailable"].is_object() ||
+        c["unavailable"].empty())
+      continue;
+    std::string list;
+    for (const auto& [metric, why] : c["unavailable"].items())
+      list += fmt::format("{}{} ({})", list.empty() ? "" : "; ", metric,
+                          why.is_string() ? why.get<std::string>() : std::string("no reason"));
+    return "unavailable on this device: " + list;
+  }
   return "no counters in this run (counters off in the config, or not collected)";
 }
 

@@ -189,6 +189,7 @@ void write_device(std::ostringstream& md, const RunResults& run) {
     std::vector<std::pair<std::string, std::string>> rows;
     json device = run.device;
     device.erase("ceiling_measurements");
+    device.erase("memory_plan");  // its own line above the claims (write_memory_plan)
     flatten(device, "", rows);
     md << table_head({"device", "value"}, {false, true});
     for (const auto& [k, v] : rows) md << table_row({cell(k), v});
@@ -408,6 +409,32 @@ int run_process(const std::vector<std::string>& args) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+// The shapes the sweep fitted to the device's memory (the harness's device.memory_plan): one line
+// when any shape's M was scaled down or any shape was skipped, nothing otherwise.
+void write_memory_plan(std::ostringstream& md, const RunResults& run) {
+  if (!run.device.is_object() || !run.device.contains("memory_plan")) return;
+  const nlohmann::json& plan = run.device["memory_plan"];
+  const auto list = [&](const char* key) {
+    return plan.contains(key) && plan[key].is_array() ? plan[key] : nlohmann::json::array();
+  };
+  const nlohmann::json scaled = list("scaled"), skipped = list("skipped");
+  if (scaled.empty() && skipped.empty()) return;
+  std::vector<std::string> parts;
+  for (const auto& s : scaled)
+    parts.push_back(fmt::format("{} M {} -> {} at N = {}", s.value("dtype", "?"),
+                                s.value("M", std::int64_t{0}), s.value("scaled_M", std::int64_t{0}),
+                                s.value("N", std::int64_t{0})));
+  for (const auto& s : skipped)
+    parts.push_back(fmt::format("{} {}x{} skipped ({})", s.value("dtype", "?"),
+                                s.value("M", std::int64_t{0}), s.value("N", std::int64_t{0}),
+                                s.value("reason", std::string("no reason given"))));
+  std::string joined;
+  for (const auto& p : parts) joined += (joined.empty() ? "" : "; ") + p;
+  md << "> Memory: " << scaled.size() << " shape(s) scaled down and " << skipped.size()
+     << " skipped to fit " << cell(plan.value("source", std::string("the device")))
+     << ": " << cell(joined) << "\n\n";
+}
+
 }  // namespace
 
 std::string make_report_markdown(const RunResults& run) {
@@ -435,6 +462,20 @@ std::string make_report_markdown(const RunResults& run) {
   for (const auto& r : run.records)
     if (r.counters_reason && !r.counters_reason->empty()) counter_reasons.insert(*r.counters_reason);
   for (const auto& why : counter_reasons) md << "> Counters: " << cell(why) << "\n\n";
+  // Metrics the device lacks (the harness's extra.counters.unavailable): left out of every
+  // table and claim, never shown as 0.
+  std::map<std::string, std::string> unavailable;
+  for (const auto& r : run.records) {
+    if (!r.extra.is_object() || !r.extra.contains("counters")) continue;
+    const json& c = r.extra["counters"];
+    if (c.is_object() && c.contains("unavailable") && c["unavailable"].is_object())
+      for (const auto& [metric, why] : c["unavailable"].items())
+        unavailable.emplace(metric, why.is_string() ? why.get<std::string>() : "no reason given");
+  }
+  for (const auto& [metric, why] : unavailable)
+    md << "> Counters: " << cell(metric) << " is unavailable on this device (" << cell(why)
+       << "): not measured, left out of the tables and claims\n\n";
+  write_memory_plan(md, run);
 
   write_claims(md, run);
   write_guarantees(md, run);

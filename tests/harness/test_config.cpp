@@ -321,18 +321,12 @@ const Mistake kMistakes[] = {
     {"n_negative.yaml", 3, 12, "sweep.N[1]", "N must be > 0, found -256"},
     {"stride_less_than_n.yaml", 3, 10, "row_pad",
      "the row stride N + row_pad must be >= N: row_pad must be >= 0, found -1"},
-    // shapes whose buffers cannot fit, and integers that would overflow
-    {"too_big.yaml", 2, 10, "shapes[0]",
-     "shape [1048576, 1048576] in fp32 needs 13194139533312 bytes for x, y and the unfused "
-     "intermediate; the device is assumed to have 141000000000"},
-    {"too_big.json", 4, 28, "shapes[1]", "shape [65536, 1048576] in bf16 needs 549755813888 bytes"},
-    {"intermediate_too_big.yaml", 4, 10, "shapes[0]",
-     "shape [131072, 147456] in fp16 needs 154618822656 bytes"},
+    // integers that would overflow (shapes too large for a device load: test_sweep_plan.cpp)
     {"overflow.yaml", 2, 10, "shapes[0]",
      "shape [9223372036854775807, 2] in fp32 needs more than 2^63 bytes"},
     {"int_too_big.yaml", 3, 7, "seed", "integer 18446744073709551616 does not fit in 64 bits"},
-    {"row_pad_too_big.yaml", 4, 10, "row_pad",
-     "100000000000 makes shape [4, 128] (line 3) in fp32 need 3200000006144 bytes"},
+    {"row_pad_overflow.yaml", 4, 10, "row_pad",
+     "2305843009213693952 makes shape [4, 128] (line 3) in fp32 need more than 2^63 bytes"},
     // unknown kernels and dtypes, with the nearest name
     {"unknown_kernel.yaml", 2, 18, "kernels[1]", "unknown kernel 'onlien'; did you mean 'online'?"},
     {"unknown_dtype.yaml", 2, 16, "dtypes[1]", "unknown dtype 'fp64'; did you mean 'fp32'?"},
@@ -407,7 +401,7 @@ TEST_CASE("mistakes in text: overflow, hostile input, limits", "[config]") {
     const auto e = error_of_text("name: x\nsweep: {N: {from: 1, to: 4611686018427387904}, M: 4}\n",
                                  false);
     CHECK(e.key == "sweep.N");
-    CHECK(contains(e.what(), "the device is assumed to have 141000000000"));
+    CHECK(contains(e.what(), "needs more than 2^63 bytes"));
   }
   SECTION("row_pad that overflows the stride is blamed, not the shape") {
     const auto e = error_of_text("name: x\nshapes: [[1, 8]]\nrow_pad: 9223372036854775807\n", false);
@@ -417,17 +411,23 @@ TEST_CASE("mistakes in text: overflow, hostile input, limits", "[config]") {
     CHECK(contains(e.what(), "9223372036854775807 makes shape [1, 8] (line 2)"));
     CHECK(contains(e.what(), "need more than 2^63 bytes"));
   }
-  SECTION("row_pad too large for the device, with a shape that fits unpadded") {
-    const auto e = error_of_text("name: x\nrow_pad: 100000000000\nshapes: [[4, 128]]\n", false);
+  SECTION("row_pad past 2^63 bytes, with a shape that fits unpadded") {
+    const auto e = error_of_text("name: x\nrow_pad: 2305843009213693952\nshapes: [[4, 128]]\n", false);
     CHECK(e.key == "row_pad");
     CHECK(e.line == 2);
-    CHECK(contains(e.what(), "makes shape [4, 128] (line 3) in fp32 need 3200000006144 bytes"));
+    CHECK(contains(e.what(), "makes shape [4, 128] (line 3) in fp32 need more than 2^63 bytes"));
   }
-  SECTION("a shape too large even unpadded is the shape's error, with or without row_pad") {
-    const auto e =
-        error_of_text("name: x\nrow_pad: 8\nshapes: [[4, 8], [1000000, 1000000]]\n", false);
+  SECTION("a shape past 2^63 bytes even unpadded is the shape's error, with or without row_pad") {
+    const auto e = error_of_text(
+        "name: x\nrow_pad: 8\nshapes: [[4, 8], [1000000, 4611686018427387904]]\n", false);
     CHECK(e.key == "shapes[1]");
-    CHECK(contains(e.what(), "shape [1000000, 1000000] in fp32 needs"));
+    CHECK(contains(e.what(), "shape [1000000, 4611686018427387904] in fp32 needs more than 2^63"));
+  }
+  SECTION("shapes too large for any card load: the run skips them on the card at hand") {
+    const smr::SweepConfig c =
+        smr::load_config_text("name: x\nrow_pad: 100000000000\nshapes: [[4, 128]]\n", "<text>", false);
+    CHECK(c.problems.size() == 1);
+    CHECK(c.problems[0].ld_x == 100000000128);
   }
   SECTION("a JSON number past double's range") {
     const auto e = error_of_text(R"({"name": "x", "shapes": [[1, 1e400]]})", true);

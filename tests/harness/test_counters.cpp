@@ -2,6 +2,7 @@
 // a CounterSession that says why it cannot count instead of crashing.
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -179,4 +180,29 @@ TEST_CASE("a CounterSession either counts or says why, and never crashes", "[cou
 TEST_CASE("a metric list keeps its order and drops duplicates", "[counters]") {
   smr::CounterSession s({kWrite, kRead, kWrite});
   CHECK(s.metrics() == std::vector<std::string>{kWrite, kRead});
+}
+
+TEST_CASE("a metric the chip lacks leaves the set and is named unavailable, never 0", "[counters]") {
+  // A made-up chip without DRAM read counters (a GDDR card names them differently, say).
+  const auto why_missing = [](const std::string& m) -> std::optional<std::string> {
+    if (m == kRead) return std::string("not on chip TU104: no such metric");
+    return std::nullopt;
+  };
+  const smr::MetricSelection sel = smr::select_metrics(smr::default_counter_metrics(), why_missing);
+  CHECK(sel.unavailable == std::map<std::string, std::string>{{kRead, "not on chip TU104: no such metric"}});
+  CHECK(sel.kept.size() == smr::default_counter_metrics().size() - 1);
+  CHECK(std::find(sel.kept.begin(), sel.kept.end(), kRead) == sel.kept.end());
+  CHECK(sel.kept.front() == kWrite);  // the order of the rest is kept
+
+  // Measured without it: the derived DRAM bytes need both directions, so they stay absent too.
+  Values measured{{kWrite, 1000}};
+  smr::add_derived_counters(measured);
+  CHECK(measured.count(kRead) == 0);
+  CHECK(measured.count(std::string(smr::kDramBytes)) == 0);
+
+  const smr::MetricSelection all = smr::select_metrics({kRead, kWrite}, [](const std::string&) {
+    return std::optional<std::string>();
+  });
+  CHECK(all.unavailable.empty());
+  CHECK(all.kept == std::vector<std::string>{kRead, kWrite});
 }

@@ -1,5 +1,6 @@
 // remodel_records: a saved run's records held to the registry's model of each kernel (what
-// `softmax-bench report` does before the claims), host only.
+// `softmax-bench report` does before the claims); and the FP32 peak the ceilings fall back on.
+// Host only.
 #include "catch.hpp"
 #include "harness/sweep.hpp"
 #include "kernels/registry.hpp"
@@ -33,4 +34,14 @@ TEST_CASE("remodel_records: cudnn's long rows get its measured 5-pass model, the
   CHECK(run.records[1].model.traffic == TrafficModel::fused);
   CHECK(run.records[3].model.traffic == TrafficModel::fused);
   CHECK(remodel_records(run) == 0);  // idempotent
+}
+
+TEST_CASE("fp32_peak_GFLOPs: the card's own peak from its properties", "[ceilings]") {
+  // T4: 40 SMs x 64 lanes x 2 x 1.59 GHz; A100: 108 x 64 x 2 x 1.41 GHz; H100 SXM: 132 x 128 x 2 x
+  // 1.98 GHz (the datasheets' 8.1, 19.5 and 66.9 TFLOP/s).
+  CHECK(fp32_peak_GFLOPs(7, 5, 40, 1590000) == Approx(8140.8));
+  CHECK(fp32_peak_GFLOPs(8, 0, 108, 1410000) == Approx(19491.8));
+  CHECK(fp32_peak_GFLOPs(8, 9, 58, 2040000) == Approx(30289.9));  // L4: 128 lanes from 8.6 on
+  CHECK(fp32_peak_GFLOPs(9, 0, 132, 1980000) == Approx(66908.2));
+  CHECK(fp32_peak_GFLOPs(9, 0, 132, 0) == 0);  // clock unknown: no number made up
 }

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "catch.hpp"
+#include "core/metrics.hpp"
 #include "roofline/claims.hpp"
 
 using namespace smr;
@@ -185,6 +186,47 @@ TEST_CASE("claim traffic_ratio", "[claims]") {
     CHECK(s.find(kNoCounters) != std::string::npos);
     CHECK(s.find("time ratio 2.5") != std::string::npos);
   }
+}
+
+TEST_CASE("a metric the device lacks is unavailable, named in the claims, never 0", "[claims]") {
+  RunResults run = run_of({{"fused", TrafficModel::fused, kBigM, kBigN},
+                           {"unfused", TrafficModel::unfused, kBigM, kBigN}});
+  const std::string why = "not on chip TU104: the metric does not exist on this chip";
+  for (Record& r : run.records) {
+    // What the harness stores for a chip without DRAM read counters: the other metrics, and the
+    // missing one named under extra.counters.unavailable.
+    r.counters.erase(std::string(metric::kDramRead));
+    r.counters.erase("dram_bytes");
+    r.extra = {{"counters", {{"unavailable", {{std::string(metric::kDramRead), why}}}}}};
+  }
+  const json claims = evaluate_claims(run);
+  for (const char* id : {"traffic_ratio", "model_traffic"}) {
+    const json& c = find_claim(claims, id);
+    CAPTURE(id, c.dump());
+    CHECK(c["verdict"] == "not measured");
+    const std::string s = c["summary"];
+    CHECK(s.find("unavailable on this device: " + std::string(metric::kDramRead) + " (" + why + ")") !=
+          std::string::npos);
+    for (const json& row : c["rows"]) {
+      CHECK_FALSE(row.contains("measured_ratio"));
+      CHECK_FALSE(row.contains("dram_bytes"));
+    }
+  }
+}
+
+TEST_CASE("the L2 regime is the run's L2, not the H200's", "[claims]") {
+  // x = 4 MiB: within reach of a 60 MiB L2, far above a 256 KiB one.
+  RunResults run;
+  run.ceilings = datasheet_h200();
+  run.ceilings.l2_bytes = 256 * 1024;
+  for (const Synth& s : {Synth{"fused", TrafficModel::fused, kSmallM, kSmallN},
+                         Synth{"unfused", TrafficModel::unfused, kSmallM, kSmallN}})
+    run.records.push_back(make(s, run.ceilings));
+  const json c = find_claim(evaluate_claims(run), "traffic_ratio");
+  REQUIRE(c["rows"].size() == 1);
+  CHECK(c["rows"][0]["regime"] == "far above L2");
+  CHECK_THAT(c["rows"][0]["x_over_L2"].get<double>(), WithinRel(16.0, 1e-9));
+  CHECK_THAT(c["rows"][0]["model_ratio"].get<double>(), WithinRel(2.5, 0.01));
 }
 
 TEST_CASE("claim memory_bound", "[claims]") {

@@ -292,6 +292,41 @@ TEST_CASE("report.md: claims first, a row per ok record, the records that did no
   CHECK(md.find("```json\n{\n  \"name\": \"report test\"\n}\n```") != std::string::npos);
 }
 
+TEST_CASE("report.md: the shapes scaled or skipped to fit the device's memory, one line", "[report]") {
+  RunResults run = sample_run();
+  run.device = json::object();
+  run.device["name"] = "made-up card";
+  CHECK(make_report_markdown(run).find("> Memory:") == std::string::npos);  // no plan: no line
+  run.device["memory_plan"] = {
+      {"source", "the device at hand (made-up card)"},
+      {"free_bytes", 1500000000},
+      {"scaled", json::array({{{"dtype", "fp32"}, {"M", 1024}, {"N", 131072}, {"scaled_M", 512}}})},
+      {"skipped", json::array({{{"dtype", "bf16"}, {"M", 65536}, {"N", 1048576},
+                                {"reason", "needs 274.88 GB, the device has 1.50 GB free"}}})}};
+  const std::string md = make_report_markdown(run);
+  INFO(md);
+  CHECK(md.find("> Memory: 1 shape(s) scaled down and 1 skipped to fit the device at hand "
+                "(made-up card): fp32 M 1024 -> 512 at N = 131072; bf16 65536x1048576 skipped "
+                "(needs 274.88 GB, the device has 1.50 GB free)") < md.find("\n## Claims\n"));
+  CHECK(md.find("memory_plan") == std::string::npos);  // not repeated in the device table
+  run.device["memory_plan"]["scaled"] = json::array();
+  run.device["memory_plan"]["skipped"] = json::array();
+  CHECK(make_report_markdown(run).find("> Memory:") == std::string::npos);  // all fit: no line
+}
+
+TEST_CASE("report.md: a metric the device lacks is named unavailable, not shown as 0", "[report]") {
+  RunResults run = sample_run();
+  for (Record& r : run.records) {
+    if (r.status != "ok" || !r.counters.is_object()) continue;
+    if (!r.extra.is_object()) r.extra = json::object();
+    r.extra["counters"]["unavailable"] = {{"lts__made_up_metric.sum", "not on chip TU104"}};
+  }
+  const std::string md = make_report_markdown(run);
+  INFO(md);
+  CHECK(count(md, "> Counters: lts__made_up_metric.sum is unavailable on this device (not on chip "
+                  "TU104): not measured") == 1);
+}
+
 TEST_CASE("report.md: noise and clocks per record, and what the run guarantees", "[report]") {
   RunResults run = sample_run();
   // Older records have neither field: the table says not recorded, and no guarantee is claimed.

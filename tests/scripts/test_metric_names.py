@@ -51,7 +51,7 @@ class MetricNames(unittest.TestCase):
             self.assertEqual(getattr(metrics, name), value)
 
     def test_the_harness_collects_the_header_metrics(self):
-        text = (ROOT / "src" / "harness" / "counters.cpp").read_text()
+        text = (ROOT / "src" / "harness" / "counters_attribution.cpp").read_text()
         body = text[text.index("default_counter_metrics() {"):]
         body = body[:body.index("}")]
         self.assertEqual(re.findall(r"metric::k(\w+)", body)[:9],

@@ -16,6 +16,8 @@
 //                                                cuptiProfilerHostEvaluateToGpuValues
 // The configuration image is built once per metric set; a measurement only resets the counter
 // data image and sets the configuration again, so the profiling pass costs the replays, not setup.
+// What the two ranges' values become (the work's share, the derived values) is
+// counters_attribution.cpp's.
 #include "harness/counters.hpp"
 
 #include <algorithm>
@@ -27,9 +29,6 @@
 #include <utility>
 
 #include <fmt/format.h>
-
-#include "core/metrics.hpp"
-#include "roofline/model.hpp"
 
 #if __has_include(<cupti_range_profiler.h>) && __has_include(<cupti_profiler_host.h>)
 #define SMR_HAVE_RANGE_PROFILER 1
@@ -46,98 +45,6 @@
 #endif
 
 namespace smr {
-
-// ---- Metric set and pure attribution -----------------------------------------------------------
-
-std::vector<std::string> default_counter_metrics() {
-  return {
-      std::string(metric::kDramRead),       std::string(metric::kDramWrite),
-      std::string(metric::kL2SectorsFromL1), std::string(metric::kL1Bytes),
-      std::string(metric::kFaddThreadInst), std::string(metric::kFmulThreadInst),
-      std::string(metric::kFfmaThreadInst), std::string(metric::kXuWarpInst),
-      std::string(metric::kGpuTime),
-  };
-}
-
-namespace {
-
-bool ends_with(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-bool starts_with(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
-}
-
-constexpr double kLanesPerWarp = 32;
-// The eviction range may write this fraction of what the work range wrote before it is worth a
-// note: a read-only eviction writes nothing of its own, so more than the background (20-60 KB per
-// range on the H200) is the work's dirty lines that outlived one eviction, or an eviction that
-// writes. 1%: half the project's tightest DRAM-bytes target.
-constexpr double kEvictionWriteNoteFraction = 0.01;
-
-}  // namespace
-
-bool counter_is_additive(std::string_view metric) { return ends_with(metric, ".sum"); }
-
-bool counter_kept_whole(std::string_view name) {
-  // Every statistic of the DRAM writes: the metric's name up to its first '.'.
-  constexpr std::string_view kDramWrites =
-      metric::kDramWrite.substr(0, metric::kDramWrite.find('.') + 1);
-  return starts_with(name, kDramWrites);
-}
-
-Attribution attribute_counters(const std::map<std::string, double>& range_with_eviction,
-                               const std::map<std::string, double>& eviction_alone) {
-  Attribution out;
-  for (const auto& [name, value] : range_with_eviction) {
-    if (!counter_is_additive(name)) {
-      out.notes.push_back(fmt::format(
-          "{} is not additive (not a .sum): reported only as measured over work + eviction, in "
-          "range_values",
-          name));
-      continue;
-    }
-    if (counter_kept_whole(name)) {
-      out.values[name] = value;
-      const auto e = eviction_alone.find(name);
-      const bool worth_a_note = e != eviction_alone.end() &&
-                                e->second > kEvictionWriteNoteFraction * std::max(value, 1.0);
-      if (worth_a_note)
-        out.notes.push_back(fmt::format(
-            "the eviction range alone had {} = {:.0f} (work range: {:.0f}): either the eviction "
-            "writes, or some of the work's dirty lines outlived one eviction (use a larger "
-            "eviction buffer); {} may be off by that much",
-            name, e->second, value, name));
-      continue;
-    }
-    const auto e = eviction_alone.find(name);
-    if (e == eviction_alone.end())
-      throw std::invalid_argument(
-          fmt::format("attribute_counters: {} measured in the work range but not in the eviction "
-                      "range",
-                      name));
-    out.values[name] = value - e->second;
-  }
-  add_derived_counters(out.values);
-  return out;
-}
-
-void add_derived_counters(std::map<std::string, double>& v) {
-  const auto has = [&](std::string_view k) { return v.count(std::string(k)) != 0; };
-  const auto at = [&](std::string_view k) { return v.at(std::string(k)); };
-  if (has(metric::kDramRead) && has(metric::kDramWrite))
-    v[std::string(kDramBytes)] = at(metric::kDramRead) + at(metric::kDramWrite);
-  if (has(metric::kL2SectorsFromL1))
-    v[std::string(kL1L2Bytes)] = at(metric::kL2SectorsFromL1) * kSectorBytes;  // 32 B
-  const auto fadd = metric::kFaddThreadInst, fmul = metric::kFmulThreadInst,
-             ffma = metric::kFfmaThreadInst;
-  // Nsight Compute's roofline convention: an FFMA is two FLOPs.
-  if (has(fadd) && has(fmul) && has(ffma))
-    v[std::string(kFlopsExecuted)] = at(fadd) + at(fmul) + 2 * at(ffma);
-  // Warp-level count x 32: exact when every lane of each warp is active, an upper bound otherwise.
-  if (has(metric::kXuWarpInst))
-    v[std::string(kXuThreadInst)] = at(metric::kXuWarpInst) * kLanesPerWarp;
-}
 
 namespace {
 
@@ -326,6 +233,7 @@ constexpr int kExtraPassesTolerated = 2;
 struct CounterSession::Impl {
   std::vector<std::string> metrics;
   std::vector<const char*> metric_ptrs;
+  std::map<std::string, std::string> unavailable;  // metrics this chip lacks: metric -> why
   std::string reason;
   bool ok = false;
   std::string chip;
@@ -414,13 +322,7 @@ struct CounterSession::Impl {
     SMR_CUPTI(cuptiProfilerGetCounterAvailability(&avail));
     debug("  counter availability image: {} bytes", availability.size());
 
-    auto host_init = SMR_PARAMS(CUpti_Profiler_Host_Initialize_Params);
-    host_init.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
-    host_init.pChipName = chip.c_str();
-    host_init.pCounterAvailabilityImage = availability.data();
-    SMR_CUPTI(cuptiProfilerHostInitialize(&host_init));
-    host = host_init.pHostObject;
-
+    host_initialize();
     add_metrics();
     build_config_image();
 
@@ -440,31 +342,65 @@ struct CounterSession::Impl {
     debug("  counter data image: {} bytes for {} ranges", counter_data.size(), kRangesPerPass);
   }
 
-  // All metrics at once; when that fails, one at a time, so the error names the metric.
-  void add_metrics() {
+  void host_initialize() {
+    auto host_init = SMR_PARAMS(CUpti_Profiler_Host_Initialize_Params);
+    host_init.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
+    host_init.pChipName = chip.c_str();
+    host_init.pCounterAvailabilityImage = availability.data();
+    SMR_CUPTI(cuptiProfilerHostInitialize(&host_init));
+    host = host_init.pHostObject;
+  }
+
+  CUptiResult try_add_metrics() {
     auto add = SMR_PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params);
     add.pHostObject = host;
     add.ppMetricNames = metric_ptrs.data();
     add.numMetrics = metric_ptrs.size();
     debug("cuptiProfilerHostConfigAddMetrics(&add) [{} metrics]", metric_ptrs.size());
-    const CUptiResult r = cuptiProfilerHostConfigAddMetrics(&add);
+    return cuptiProfilerHostConfigAddMetrics(&add);
+  }
+
+  // All metrics at once. When CUPTI rejects the set, the metrics this chip does not have
+  // (cuptiProfilerHostGetMetricProperties fails for them) leave the set and are reported as
+  // unavailable, and the rest are added to a fresh host object; when it has none of them, or the
+  // rest are rejected too, counters are unavailable with the reason.
+  void add_metrics() {
+    const CUptiResult r = try_add_metrics();
     if (r == CUPTI_SUCCESS) {
       debug("  ok");
       return;
     }
-    for (const auto& m : metrics) {
+    MetricSelection sel = select_metrics(metrics, [&](const std::string& m) {
       auto props = SMR_PARAMS(CUpti_Profiler_Host_GetMetricProperties_Params);
       props.pHostObject = host;
       props.pMetricName = m.c_str();
       const CUptiResult pr = cuptiProfilerHostGetMetricProperties(&props);
-      if (pr != CUPTI_SUCCESS)
+      if (pr == CUPTI_SUCCESS) return std::optional<std::string>();
+      return std::optional<std::string>(fmt::format(
+          "not on chip {}: {}", chip,
+          explain_cupti_failure(static_cast<int>(pr), "cuptiProfilerHostGetMetricProperties")));
+    });
+    if (sel.unavailable.empty() || sel.kept.empty()) {
+      if (!sel.unavailable.empty())
         fail(fmt::format(
-            "{}; the first metric CUPTI rejects on chip {} is \"{}\" ({})",
+            "{}; chip {} has none of the metrics asked for (the first: \"{}\", {})",
             explain_cupti_failure(static_cast<int>(r), "cuptiProfilerHostConfigAddMetrics"), chip,
-            m,
-            explain_cupti_failure(static_cast<int>(pr), "cuptiProfilerHostGetMetricProperties")));
+            sel.unavailable.begin()->first, sel.unavailable.begin()->second));
+      cupti_check(r, "cuptiProfilerHostConfigAddMetrics(&add)", __FILE__, __LINE__);
     }
-    cupti_check(r, "cuptiProfilerHostConfigAddMetrics(&add)", __FILE__, __LINE__);
+    for (const auto& [m, why] : sel.unavailable) debug("  unavailable: {} ({})", m, why);
+    unavailable = std::move(sel.unavailable);
+    metrics = std::move(sel.kept);
+    metric_ptrs.clear();
+    for (const auto& m : metrics) metric_ptrs.push_back(m.c_str());
+    // A fresh host object: the rejected configuration is not reused.
+    auto deinit = SMR_PARAMS(CUpti_Profiler_Host_Deinitialize_Params);
+    deinit.pHostObject = host;
+    SMR_CUPTI(cuptiProfilerHostDeinitialize(&deinit));
+    host = nullptr;
+    host_initialize();
+    const CUptiResult again = try_add_metrics();
+    cupti_check(again, "cuptiProfilerHostConfigAddMetrics(&add)", __FILE__, __LINE__);
   }
 
   void build_config_image() {
@@ -711,6 +647,7 @@ struct CounterSession::Impl {
 
 struct CounterSession::Impl {
   std::vector<std::string> metrics;
+  std::map<std::string, std::string> unavailable;
   std::string reason;
   bool ok = false;
   std::string chip;
@@ -739,6 +676,9 @@ const std::string& CounterSession::unavailable_reason() const { return impl_->re
 const std::vector<std::string>& CounterSession::metrics() const { return impl_->metrics; }
 int CounterSession::expected_passes() const { return impl_->ok ? impl_->expected_passes : 0; }
 const std::string& CounterSession::chip() const { return impl_->chip; }
+const std::map<std::string, std::string>& CounterSession::unavailable_metrics() const {
+  return impl_->unavailable;
+}
 
 CounterReading CounterSession::measure(const std::function<void()>& work,
                                        const std::function<void()>& evict_l2) {
