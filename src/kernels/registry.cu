@@ -59,9 +59,10 @@ std::span<const KernelInfo> kernels() {
     for (auto& k : registered) {
       for (const auto& other : t)
         if (other.name == k.name)
-          throw std::runtime_error("kernel '" + k.name + "' is registered twice (" +
-                                   std::string(to_string(other.role)) + " entry '" + other.name +
-                                   "' has the name already): rename it in its src/kernels/lab/ file");
+          throw std::runtime_error("kernel '" + k.name + "' is registered twice (the " +
+                                   std::string(to_string(other.role)) +
+                                   " entry has the name already): rename it in its "
+                                   "src/kernels/lab/ file");
       t.push_back(std::move(k));
     }
     // An entry whose launcher is missing (cuDNN not built in) stays listed: `unsupported` says why.
