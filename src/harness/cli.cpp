@@ -496,6 +496,11 @@ int cmd_list() {
     all += n;
   }
   std::printf("\n`all` in a config means: %s\n", all.c_str());
+  for (const std::string_view n : full_build_kernel_names())
+    if (!find_kernel(n))
+      std::printf("Not in this build: %.*s (a lab build leaves the production kernels out; "
+                  "cmake --preset release builds them)\n",
+                  static_cast<int>(n.size()), n.data());
   return exit_code::ok;
 }
 

@@ -78,6 +78,31 @@ std::vector<std::string> default_kernel_names();
 // build holds their records, and any build may read it (`softmax-bench report`).
 std::span<const std::string_view> lab_build_kernel_names();
 
+// Names only the full build registers: a lab build (cmake --preset lab, SMR_BUILD_PRODUCTION=OFF)
+// leaves the production kernels out; `list` and the "unknown kernel" errors say so.
+std::span<const std::string_view> full_build_kernel_names();
+
+// Self-registration, for the lab folder (src/kernels/lab/): a kernel file there registers its own
+// entry, with no edit elsewhere --
+//
+//   namespace { KernelInfo my_softmax() { KernelInfo k; k.name = "my_softmax"; ...; return k; } }
+//   SMR_REGISTER_KERNEL(my_softmax);
+//
+// The build collects every .cu of the lab folder (src/kernels/CMakeLists.txt) and links its
+// objects into every executable whole, so no linker drops an object nothing refers to. The entry
+// is made at static initialization; kernels() lists the registered entries after the table, in
+// name order. A registered name that is already taken is an error the first kernels() call throws.
+class KernelRegistration {
+ public:
+  explicit KernelRegistration(KernelInfo (*make)());
+};
+
+#define SMR_REGISTER_KERNEL(make)                                                         \
+  namespace {                                                                             \
+  [[maybe_unused]] const ::smr::KernelRegistration smr_kernel_registration_##make{make}; \
+  }                                                                                       \
+  static_assert(true, "SMR_REGISTER_KERNEL(f): one per entry, at namespace scope")
+
 // ADDED (issue 7): the traffic model of k for p: k.traffic_for(p, d) when set, else k.traffic.
 inline TrafficModel traffic_model(const KernelInfo& k, const Problem& p, const DeviceLimits& d) {
   return k.traffic_for ? k.traffic_for(p, d) : k.traffic;

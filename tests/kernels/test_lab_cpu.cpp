@@ -3,7 +3,7 @@
 // the block emulated, and the output checked against the fp64 reference of harness/verify.hpp
 // with the same checks every kernel goes through. No GPU needed.
 //
-// Which steps: in a lab build (-DSMR_BUILD_LAB=ON), the student's,
+// Which steps: in a lab build (cmake --preset lab, SMR_BUILD_LAB=ON), the student's,
 // src/kernels/lab/fused_row_starter.cuh: the test FAILS on the unfinished starter (the
 // placeholders write nothing, so the poisoned output shows every element unwritten) and passes
 // once the five TODOs are right. In the default build and in the instructor's solution build, the

@@ -75,6 +75,13 @@ TEST_CASE("the lab kernels, the peers and the ceilings are registered as what th
     const KernelInfo* k = find_kernel(n);
     if (k) CHECK(k->role == Role::lab);
   }
+  // The names only the full build registers: production there, absent from a lab build.
+  REQUIRE(!full_build_kernel_names().empty());
+  for (const std::string_view n : full_build_kernel_names()) {
+    INFO("full-build entry " << n);
+    const KernelInfo* k = find_kernel(n);
+    if (k) CHECK(k->role == Role::production);
+  }
 }
 
 TEST_CASE("cudnn is held to the passes its counters measured, not to the fused model",

@@ -44,7 +44,7 @@
 //     1e30 (read it and the row max is wrong), the padding of y must stay untouched.
 //
 // Check, build, measure (from the repository root; docs/lab/03-fuse-it.md has the details):
-//   cmake -S . -B build/lab -G Ninja -DCMAKE_BUILD_TYPE=Release -DSMR_BUILD_LAB=ON
+//   cmake --preset lab                               the lab build, build/lab
 //   cmake --build build/lab --target smr_lab_cpu_tests
 //   build/lab/tests/kernels/smr_lab_cpu_tests        on the CPU, no GPU needed: every thread of a
 //                                                     block emulated; fails until the steps are right

@@ -5,10 +5,11 @@
 // accesses (try yours before reading its body): the kernel, one block per row, which runs the
 // header's `fused_row` in every thread; the block reductions it hands to it; the one switch from
 // a run-time N to a compile-time tile (`with_fused_tile` over `FusedTiles`, ../fused_row.hpp);
-// the launcher and the registry entry.
+// the launcher and the registry entry, which registers itself (SMR_REGISTER_KERNEL): a kernel of
+// your own is one more file like this one in this folder.
 //
-// Only a lab build compiles this file (-DSMR_BUILD_LAB=ON, off by default); it is the registry
-// entry `fused_starter`. The instructor's build (-DSMR_LAB_SOLUTION=ON as well) compiles it with
+// Only a lab build compiles this file (cmake --preset lab, or -DSMR_BUILD_LAB=ON); it is the
+// registry entry `fused_starter`. The instructor's build (-DSMR_LAB_SOLUTION=ON as well) compiles it with
 // the reference solution's steps, docs/lab/answers/fused_row_solution.cuh, in place of yours.
 #include <cstdint>
 #include <optional>
@@ -16,7 +17,7 @@
 #include <string>
 
 #include "kernels/cuda_check.hpp"
-#include "kernels/entries.hpp"
+#include "kernels/registry.hpp"
 #include "kernels/lab/fused_row.hpp"
 #include "kernels/preconditions.hpp"
 #include "kernels/common/reduce.cuh"
@@ -71,10 +72,6 @@ std::optional<std::string> unsupported(const Problem& p, const DeviceLimits&) {
   return too_many_rows(p, "fused_starter");
 }
 
-}  // namespace
-
-namespace entries {
-
 KernelInfo fused_starter() {
   KernelInfo k;
   k.name = "fused_starter";
@@ -92,5 +89,10 @@ KernelInfo fused_starter() {
   return k;
 }
 
-}  // namespace entries
+}  // namespace
+
+// The registry entry, with no edit elsewhere (registry.hpp): how any kernel file of this folder
+// joins `softmax-bench list`.
+SMR_REGISTER_KERNEL(fused_starter);
+
 }  // namespace smr
