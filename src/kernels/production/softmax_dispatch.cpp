@@ -38,6 +38,13 @@ void check_problem(const Problem& p) {
         fmt::format("softmax dispatch: ld_y = {} is less than N = {}", p.ld_y, p.N));
 }
 
+// The largest cluster a plan may use: the caller's max_cluster within [1, kMaxClusterSize] and
+// the device's own maximum; 1 on a device without clusters.
+int device_max_cluster(const DeviceLimits& d, int max_cluster) {
+  if (!d.has_clusters()) return 1;
+  return std::clamp(std::min(max_cluster, d.max_cluster), 1, kMaxClusterSize);
+}
+
 // Elements a row may start past a 16-byte boundary: 0 when x's stride is whole vectors (the base
 // pointers the harness and PyTorch allocate are aligned), else up to V - 1. The kernels hold such
 // rows through their 16-byte windows (storage.cuh), which need that much room beyond N in a
@@ -619,7 +626,42 @@ std::int64_t cluster_row_max_n(DType t) {
 }
 
 std::size_t smem_per_sm(const DeviceLimits& d) {
-  return d.shared_bytes_per_block + kSmemReservedPerBlock;
+  return d.shared_bytes_per_sm > 0 ? d.shared_bytes_per_sm
+                                   : d.shared_bytes_per_block + kSmemReservedPerBlock;
+}
+
+FamilyNeeds family_needs(SoftmaxFamily f) {
+  switch (f) {
+    case SoftmaxFamily::warp_rows:
+    case SoftmaxFamily::block_row: return {75, false};
+    case SoftmaxFamily::block_hybrid:
+    case SoftmaxFamily::split_row: return {90, false};
+    case SoftmaxFamily::cluster_tile:
+    case SoftmaxFamily::cluster_row: return {90, true};
+  }
+  return {90, true};
+}
+
+std::optional<std::string> family_unavailable(SoftmaxFamily f, const DeviceLimits& d) {
+  const FamilyNeeds need = family_needs(f);
+  if (d.compute_capability() < need.min_cc)
+    return fmt::format("{} needs sm_{} (the device is sm_{}{})", to_string(f), need.min_cc,
+                       d.cc_major, d.cc_minor);
+  if (need.clusters && !d.has_clusters())
+    return fmt::format("{} needs thread-block clusters, which the device does not launch",
+                       to_string(f));
+  return std::nullopt;
+}
+
+std::optional<std::string> softmax_unsupported(const Problem& p, const DeviceLimits& d) {
+  if (p.N + row_head_room(p) <= block_row_max_n(p.dtype) ||
+      family_available(SoftmaxFamily::split_row, d))
+    return std::nullopt;
+  return fmt::format(
+      "N = {} {} exceeds block_row's {} elements, the longest row the production softmax runs on "
+      "sm_{}{} (the families for longer rows need sm_90's bulk copies)",
+      p.N, to_string(p.dtype), block_row_max_n(p.dtype) - row_head_room(p), d.cc_major,
+      d.cc_minor);
 }
 
 std::int64_t split_chunk_bytes(std::int64_t slice, DType t) {
@@ -643,6 +685,8 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
                                       int max_cluster) {
   check_problem(p);
   std::vector<SoftmaxPlan> out;
+  if (!family_available(f, d)) return out;
+  max_cluster = device_max_cluster(d, max_cluster);
   const i64 b = dtype_bytes(p.dtype);
   const i64 need = p.N + row_head_room(p);  // a register tile holds the row's window
   constexpr std::size_t kMaxTiles = 3;  // the smallest tiles that fit: larger ones only mask more
@@ -742,7 +786,7 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
 
 SoftmaxPlan plan_softmax(const Problem& p, const DeviceLimits& d, int max_cluster) {
   check_problem(p);
-  max_cluster = std::clamp(max_cluster, 1, kMaxClusterSize);
+  max_cluster = device_max_cluster(d, max_cluster);
 
   const auto first = [&](SoftmaxFamily f) {
     std::vector<SoftmaxPlan> plans = family_plans(f, p, d, max_cluster);
@@ -756,11 +800,14 @@ SoftmaxPlan plan_softmax(const Problem& p, const DeviceLimits& d, int max_cluste
   // 16-bit rows past 16384, where block_row would need its 1024-thread tile: a 512-thread
   // block_hybrid, two per SM, if the rows fill the card.
   if (p.dtype != DType::f32 && p.N > kBlockRowMaxN / 2 && need <= block_row_max_n(p.dtype) &&
-      p.M >= d.sm_count) {
+      p.M >= d.sm_count && family_available(SoftmaxFamily::block_hybrid, d)) {
     SoftmaxPlan h = block_hybrid_default(p, d);
     if (h.threads > 0 && h.threads < 1024) return h;
   }
   if (need <= block_row_max_n(p.dtype)) return first(SoftmaxFamily::block_row);
+  // Every family for longer rows needs sm_90 (family_needs).
+  if (std::optional<std::string> why = softmax_unsupported(p, d))
+    throw std::invalid_argument("softmax dispatch: " + *why);
 
   // cluster_tile on its 512-thread tiles (16384 fp32 elements each), up to 8 of them.
   const auto narrow_cluster_tile = [&] {
@@ -821,8 +868,12 @@ SoftmaxPlan plan_softmax(const Problem& p, const DeviceLimits& d, int max_cluste
 
   // Then rows in shared memory (up to 8 slices), again a cluster if the card is full of them.
   const int row_max = std::min(max_cluster, kClusterRowDefaultMax);
-  SoftmaxPlan c = smallest_cluster(p, d, row_max, kClusterSliceTarget);
-  if (c.cluster == 0) c = smallest_cluster(p, d, row_max, kClusterSliceMax);
+  SoftmaxPlan c;
+  c.cluster = 0;
+  if (family_available(SoftmaxFamily::cluster_row, d)) {
+    c = smallest_cluster(p, d, row_max, kClusterSliceTarget);
+    if (c.cluster == 0) c = smallest_cluster(p, d, row_max, kClusterSliceMax);
+  }
   if (c.cluster > 0 && p.M * c.cluster >= d.sm_count) return c;
 
   // Then fp32 rows no such cluster holds, across a cluster of block_hybrid blocks two an SM

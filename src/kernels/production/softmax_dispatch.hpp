@@ -177,9 +177,31 @@ struct SoftmaxPlan {
   std::string why;              // the choice in words, for docs, logs and results' `extra`
 };
 
+// ---- What each family needs of the device --------------------------------------------------
+// warp_rows and block_row run on every card the build targets (sm_75 on); block_hybrid and
+// split_row copy their slices with TMA bulk copies onto mbarriers (sm_90); cluster_tile and
+// cluster_row, and block_hybrid across a cluster, exchange (max, sum) through distributed shared
+// memory (sm_90 and cluster launch).
+struct FamilyNeeds {
+  int min_cc = 75;        // compute capability x 10
+  bool clusters = false;  // thread-block clusters (cluster launch, distributed shared memory)
+};
+FamilyNeeds family_needs(SoftmaxFamily f);
+// Why a device with these limits cannot run family f ("cluster_row needs sm_90 ..."); nullopt
+// when it can.
+std::optional<std::string> family_unavailable(SoftmaxFamily f, const DeviceLimits& d);
+inline bool family_available(SoftmaxFamily f, const DeviceLimits& d) {
+  return !family_unavailable(f, d).has_value();
+}
+// Why no family this device has runs p, in one line: rows longer than block_row's largest tile
+// on a card without sm_90's bulk copies (every family for such rows needs them); nullopt when
+// plan_softmax has a plan. The registry entry refuses such shapes with this reason.
+std::optional<std::string> softmax_unsupported(const Problem& p, const DeviceLimits& d);
+
 // What `softmax` runs for p on a device with these limits. `max_cluster` is the largest cluster
-// the device accepts for the cluster kernel (16 on the H200 with the non-portable opt-in; 1 where
-// clusters are unavailable). Throws std::invalid_argument for M or N < 1 or ld < N.
+// the caller allows for the cluster kernels, lowered to d.max_cluster; the cluster families are
+// never picked where the device has no clusters (d.has_clusters()). Throws std::invalid_argument
+// for M or N < 1, ld < N, or a shape no family the device has runs (softmax_unsupported).
 SoftmaxPlan plan_softmax(const Problem& p, const DeviceLimits& d, int max_cluster = kMaxClusterSize);
 
 // Every plan worth timing for p: the default first, then the other tiles of the same family and
@@ -187,7 +209,8 @@ SoftmaxPlan plan_softmax(const Problem& p, const DeviceLimits& d, int max_cluste
 std::vector<SoftmaxPlan> candidate_plans(const Problem& p, const DeviceLimits& d,
                                          int max_cluster = kMaxClusterSize);
 
-// Plans for one family only (empty when the family cannot run p on this device).
+// Plans for one family only (empty when the family cannot run p on this device, or the device
+// lacks what the family needs: family_unavailable).
 std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const DeviceLimits& d,
                                       int max_cluster = kMaxClusterSize);
 
@@ -202,7 +225,8 @@ std::size_t split_workspace_bytes(const Problem& p);
 std::int64_t split_chunk_bytes(std::int64_t slice, DType t);
 int split_ring_slots(const SoftmaxPlan& plan, DType t);
 
-// Shared memory per SM implied by the per-block opt-in limit (sm_90: 227 KB + 1 KB reserved).
+// Shared memory per SM: d.shared_bytes_per_sm, or where that is 0 the per-block opt-in limit plus
+// the 1 KB reserved per block (sm_90: 227 KB + 1 KB).
 std::size_t smem_per_sm(const DeviceLimits& d);
 
 // One line for logs: "split_row S=264 slice=15888 resident=15888 R=1 grid=264 smem=63552 B".
