@@ -1,6 +1,7 @@
 // Host-only checks of the production softmax's dispatch (kernels/production/softmax_dispatch.hpp): which
 // family runs each shape, at every boundary N - 1 / N / N + 1, and that every plan it makes is
-// one the kernels can launch (invariants below). No GPU: the DeviceLimits defaults are the H200.
+// one the kernels can launch (invariants below). No GPU: the DeviceLimits defaults are the H200;
+// the last cases ask every device profile (kernels/device_profiles.hpp).
 #include <algorithm>
 #include <cstdint>
 #include <optional>

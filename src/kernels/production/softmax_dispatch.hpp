@@ -2,7 +2,9 @@
 //
 // A pure host function of (Problem, DeviceLimits): no GPU is needed to ask what `softmax` would
 // run, so the table below is unit-tested (tests/kernels/test_dispatch.cpp) and printed in
-// docs/performance.md. The registry entry `softmax` (softmax.cu) calls plan_softmax() and
+// docs/performance.md; `softmax-bench plan --device-profile NAME` asks it for a card that is not
+// there. The families are those the device has (family_needs: before sm_90, warp_rows and
+// block_row only). The rule order is kRules in softmax_dispatch.cpp. The registry entry `softmax` (softmax.cu) calls plan_softmax() and
 // launch_plan(); the tuning test (experiments/test_tuning.cpp, tag [.tune]) times every
 // plan candidate_plans() offers for a shape.
 //
