@@ -1172,6 +1172,10 @@ TEST_CASE("dispatch by device: each profile gets only the families it supports, 
         CHECK(s.cluster <= 1);
       }
       CHECK(s.cluster <= std::max(1, d.max_cluster));
+      // A block's registers fit the SM's: every tile family keeps a thread within 64 registers
+      // (kTileThreadsPerSm), warp_rows' 256 threads and the slice families' 512 within theirs.
+      CHECK(s.threads >= 32);
+      CHECK(std::int64_t{s.threads} * 64 <= d.registers_per_sm);
       check_invariants(s, p, d);
       for (const SoftmaxPlan& c : candidate_plans(p, d, d.max_cluster)) {
         INFO("candidate " << summary(c));
