@@ -1238,3 +1238,24 @@ TEST_CASE("dispatch by device: a sm_90 card without cluster launch gets no clust
     check_invariants(s, p, d);
   });
 }
+
+TEST_CASE("plan_form: each plan's family fields, compared field by field", "[dispatch]") {
+  for (DType t : kDtypes)
+    for (std::int64_t N : kProfileNs) {
+      const Problem p = dense(64, N, t);
+      const std::vector<SoftmaxPlan> plans = candidate_plans(p, kH200);
+      for (std::size_t i = 0; i < plans.size(); ++i) {
+        INFO(summary(plans[i]));
+        CHECK(plan_form(plans[i]).index() == static_cast<std::size_t>(plans[i].family));
+        // Candidates are listed once each: no two have the same form.
+        for (std::size_t j = 0; j < i; ++j) CHECK_FALSE(plan_form(plans[j]) == plan_form(plans[i]));
+        // The reason is not part of the plan; a field of the family is.
+        SoftmaxPlan same = plans[i];
+        same.why += " (again)";
+        CHECK(plan_form(same) == plan_form(plans[i]));
+        SoftmaxPlan other = plans[i];
+        other.grid += 1;
+        CHECK_FALSE(plan_form(other) == plan_form(plans[i]));
+      }
+    }
+}

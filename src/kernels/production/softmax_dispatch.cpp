@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <optional>
 #include <stdexcept>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -549,16 +550,7 @@ SoftmaxPlan split_default(const Problem& p, const DeviceLimits& d) {
   return split_interleave_default(p, d, twice) ? with_interleaved(twice) : twice;
 }
 
-bool same_plan(const SoftmaxPlan& a, const SoftmaxPlan& b) {
-  return a.family == b.family && a.threads == b.threads && a.lanes_per_row == b.lanes_per_row &&
-         a.vecs == b.vecs && a.two_pass == b.two_pass &&
-         a.cluster == b.cluster &&
-         a.slices == b.slices && a.slice == b.slice &&
-         a.resident == b.resident && a.grid == b.grid && a.prefetch == b.prefetch &&
-         a.repoll == b.repoll &&
-         a.thread_copy == b.thread_copy && a.tagged_partials == b.tagged_partials &&
-         a.buffers == b.buffers && a.interleaved == b.interleaved && a.ring == b.ring;
-}
+bool same_plan(const SoftmaxPlan& a, const SoftmaxPlan& b) { return plan_form(a) == plan_form(b); }
 
 // The same cluster_row plan with its slice copied in the other way (threads / copy engine): a
 // candidate for the tuning run.
@@ -570,6 +562,36 @@ SoftmaxPlan other_copy(SoftmaxPlan s) {
 }
 
 }  // namespace
+
+static_assert(std::is_same_v<std::variant_alternative_t<static_cast<std::size_t>(
+                                                         SoftmaxFamily::cluster_tile),
+                                                     PlanForm>,
+                             ClusterTilePlan> &&
+              std::is_same_v<std::variant_alternative_t<static_cast<std::size_t>(
+                                                         SoftmaxFamily::split_row),
+                                                     PlanForm>,
+                             SplitRowPlan>,
+              "PlanForm lists the families in SoftmaxFamily's order");
+
+PlanForm plan_form(const SoftmaxPlan& s) {
+  switch (s.family) {
+    case SoftmaxFamily::warp_rows:
+      return WarpRowsPlan{s.lanes_per_row, s.vecs, s.two_pass, s.capacity, s.grid};
+    case SoftmaxFamily::block_row: return BlockRowPlan{s.threads, s.vecs, s.capacity, s.grid};
+    case SoftmaxFamily::block_hybrid:
+      return BlockHybridPlan{s.threads, s.vecs,     s.capacity,   s.cluster,
+                             s.slice,   s.resident, s.smem_bytes, s.grid};
+    case SoftmaxFamily::cluster_tile:
+      return ClusterTilePlan{s.threads, s.vecs, s.capacity, s.cluster, s.slice, s.grid};
+    case SoftmaxFamily::cluster_row:
+      return ClusterRowPlan{s.cluster, s.slice, s.smem_bytes, s.grid, s.thread_copy};
+    case SoftmaxFamily::split_row:
+      return SplitRowPlan{s.slices,   s.slice,           s.resident, s.grid,
+                          s.smem_bytes, s.prefetch,      s.tagged_partials, s.buffers,
+                          s.repoll,   s.interleaved,     s.ring,     s.workspace_bytes};
+  }
+  throw std::invalid_argument("plan_form: unknown kernel family");
+}
 
 std::string_view to_string(SoftmaxFamily f) {
   switch (f) {

@@ -49,6 +49,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "core/problem.hpp"
@@ -200,6 +201,72 @@ inline bool family_available(SoftmaxFamily f, const DeviceLimits& d) {
 // plan_softmax has a plan. The registry entry refuses such shapes with this reason.
 std::optional<std::string> softmax_unsupported(const Problem& p, const DeviceLimits& d);
 
+// ---- What each family's launch takes ----------------------------------------------------------
+// One type per family, each with the fields its launcher and kernel use, compared field by field
+// (a defaulted operator==). plan_form() reads them out of a SoftmaxPlan; two plans are the same
+// plan when their forms are equal (candidate_plans lists each once).
+struct WarpRowsPlan {
+  int lanes_per_row = 0;       // G
+  int vecs = 0;                // K: 16-byte vectors per lane
+  bool two_pass = false;       // the max over the lane group first, then the sum
+  std::int64_t capacity = 0;   // elements a row's tile holds
+  std::int64_t grid = 0;       // blocks; 0: a persistent grid sized to the card
+  bool operator==(const WarpRowsPlan&) const = default;
+};
+struct BlockRowPlan {
+  int threads = 0;
+  int vecs = 0;
+  std::int64_t capacity = 0;
+  std::int64_t grid = 0;  // one block per row
+  bool operator==(const BlockRowPlan&) const = default;
+};
+struct BlockHybridPlan {
+  int threads = 0;
+  int vecs = 0;
+  std::int64_t capacity = 0;  // elements in registers a block
+  int cluster = 1;            // blocks a row (a cluster when > 1)
+  std::int64_t slice = 0;     // elements a block holds (N where cluster = 1)
+  std::int64_t resident = 0;  // of them in shared memory
+  std::size_t smem_bytes = 0;
+  std::int64_t grid = 0;
+  bool operator==(const BlockHybridPlan&) const = default;
+};
+struct ClusterTilePlan {
+  int threads = 0;
+  int vecs = 0;
+  std::int64_t capacity = 0;
+  int cluster = 0;
+  std::int64_t slice = 0;
+  std::int64_t grid = 0;
+  bool operator==(const ClusterTilePlan&) const = default;
+};
+struct ClusterRowPlan {
+  int cluster = 0;
+  std::int64_t slice = 0;
+  std::size_t smem_bytes = 0;
+  std::int64_t grid = 0;
+  bool thread_copy = false;  // cp.async by the threads, not the copy engine
+  bool operator==(const ClusterRowPlan&) const = default;
+};
+struct SplitRowPlan {
+  int slices = 1;
+  std::int64_t slice = 0;
+  std::int64_t resident = 0;
+  std::int64_t grid = 0;
+  std::size_t smem_bytes = 0;
+  bool prefetch = true;
+  bool tagged_partials = true;
+  int buffers = 1;
+  bool repoll = false;
+  bool interleaved = false;
+  bool ring = false;
+  std::size_t workspace_bytes = 0;
+  bool operator==(const SplitRowPlan&) const = default;
+};
+// In SoftmaxFamily's order.
+using PlanForm = std::variant<WarpRowsPlan, BlockRowPlan, BlockHybridPlan, ClusterTilePlan,
+                              ClusterRowPlan, SplitRowPlan>;
+
 // What `softmax` runs for p on a device with these limits. `max_cluster` is the largest cluster
 // the caller allows for the cluster kernels, lowered to d.max_cluster; the cluster families are
 // never picked where the device has no clusters (d.has_clusters()). Throws std::invalid_argument
@@ -230,6 +297,9 @@ int split_ring_slots(const SoftmaxPlan& plan, DType t);
 // Shared memory per SM: d.shared_bytes_per_sm, or where that is 0 the per-block opt-in limit plus
 // the 1 KB reserved per block (sm_90: 227 KB + 1 KB).
 std::size_t smem_per_sm(const DeviceLimits& d);
+
+// The fields of plan's family (see PlanForm): the alternative of index plan.family.
+PlanForm plan_form(const SoftmaxPlan& plan);
 
 // One line for logs: "split_row S=264 slice=15888 resident=15888 R=1 grid=264 smem=63552 B".
 std::string summary(const SoftmaxPlan& plan);
