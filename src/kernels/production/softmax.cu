@@ -81,22 +81,31 @@ SoftmaxPlan plan_on_device(const Problem& p) {
 }  // namespace
 
 void launch_plan(const SoftmaxPlan& plan, const Launch& l) {
+  const PlanForm form = plan_form(plan);
   switch (plan.family) {
-    case SoftmaxFamily::warp_rows: prod::launch_warp_rows(plan, l); return;
-    case SoftmaxFamily::block_row: prod::launch_block_row(plan, l); return;
-    case SoftmaxFamily::block_hybrid: prod::launch_block_hybrid(plan, l); return;
-    case SoftmaxFamily::cluster_row: prod::launch_cluster_row(plan, l); return;
-    case SoftmaxFamily::cluster_tile: prod::launch_cluster_tile(plan, l); return;
-    case SoftmaxFamily::split_row: prod::launch_split_row(plan, l); return;
+    case SoftmaxFamily::warp_rows: prod::launch_warp_rows(std::get<WarpRowsPlan>(form), l); return;
+    case SoftmaxFamily::block_row: prod::launch_block_row(std::get<BlockRowPlan>(form), l); return;
+    case SoftmaxFamily::block_hybrid:
+      prod::launch_block_hybrid(std::get<BlockHybridPlan>(form), l);
+      return;
+    case SoftmaxFamily::cluster_row:
+      prod::launch_cluster_row(std::get<ClusterRowPlan>(form), l);
+      return;
+    case SoftmaxFamily::cluster_tile:
+      prod::launch_cluster_tile(std::get<ClusterTilePlan>(form), l);
+      return;
+    case SoftmaxFamily::split_row: prod::launch_split_row(std::get<SplitRowPlan>(form), l); return;
   }
   throw std::invalid_argument("launch_plan: unknown kernel family");
 }
 
 int prod::active_clusters(const SoftmaxPlan& plan, DType t) {
-  if (plan.family == SoftmaxFamily::cluster_row) return cluster_row_active_clusters(plan, t);
-  if (plan.family == SoftmaxFamily::cluster_tile) return cluster_tile_active_clusters(plan, t);
-  if (plan.family == SoftmaxFamily::block_hybrid && plan.cluster > 1)
-    return block_hybrid_active_clusters(plan, t);
+  const PlanForm form = plan_form(plan);
+  if (const auto* c = std::get_if<ClusterRowPlan>(&form)) return cluster_row_active_clusters(*c, t);
+  if (const auto* c = std::get_if<ClusterTilePlan>(&form))
+    return cluster_tile_active_clusters(*c, t);
+  if (const auto* c = std::get_if<BlockHybridPlan>(&form); c && c->cluster > 1)
+    return block_hybrid_active_clusters(*c, t);
   return -1;
 }
 

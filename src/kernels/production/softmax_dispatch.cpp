@@ -696,6 +696,12 @@ int split_ring_slots(const SoftmaxPlan& plan, DType t) {
       static_cast<i64>(plan.smem_bytes) / split_chunk_bytes(plan.slice, t)));
 }
 
+int split_ring_slots(const SplitRowPlan& plan, DType t) {
+  return static_cast<int>(std::min<i64>(
+      kSplitRingSlotsMax,
+      static_cast<i64>(plan.smem_bytes) / split_chunk_bytes(plan.slice, t)));
+}
+
 std::size_t split_workspace_bytes(const Problem& p) {
   if (p.M < 1 || p.N < 2 * kMinSplitSlice) return 0;
   const i64 slices_max = ceil_div(p.N, kMinSplitSlice);

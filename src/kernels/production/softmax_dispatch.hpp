@@ -293,6 +293,7 @@ std::size_t split_workspace_bytes(const Problem& p);
 // plan by and what its launch passes the kernel.
 std::int64_t split_chunk_bytes(std::int64_t slice, DType t);
 int split_ring_slots(const SoftmaxPlan& plan, DType t);
+int split_ring_slots(const SplitRowPlan& plan, DType t);
 
 // Shared memory per SM: d.shared_bytes_per_sm, or where that is 0 the per-block opt-in limit plus
 // the 1 KB reserved per block (sm_90: 227 KB + 1 KB).

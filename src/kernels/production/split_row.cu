@@ -769,7 +769,7 @@ void prepare() {
 
 // The kernel a plan runs (`windowed`: rows off 16-byte boundaries).
 template <class T>
-const void* split_kernel(const SoftmaxPlan& plan, bool windowed) {
+const void* split_kernel(const SplitRowPlan& plan, bool windowed) {
   if (plan.ring && !windowed) return reinterpret_cast<const void*>(split_row_ring_kernel<T>);
   if (plan.buffers > 1)
     return windowed ? reinterpret_cast<const void*>(
@@ -783,7 +783,7 @@ const void* split_kernel(const SoftmaxPlan& plan, bool windowed) {
 // Blocks of the plan's kernel the device holds at once with its shared memory, asked once per
 // kernel and size (the launch path of a timed run should not pay an occupancy query).
 template <class T>
-std::int64_t resident_split_blocks(const SoftmaxPlan& plan) {
+std::int64_t resident_split_blocks(const SplitRowPlan& plan) {
   static std::mutex mu;
   static std::map<std::tuple<int, std::size_t, int, bool, bool>, std::int64_t> cache;
   int device = 0;
@@ -799,7 +799,7 @@ std::int64_t resident_split_blocks(const SoftmaxPlan& plan) {
   return n;
 }
 
-void check_plan(const SoftmaxPlan& plan, const Problem& p) {
+void check_plan(const SplitRowPlan& plan, const Problem& p) {
   const std::int64_t V = kVecBytes / dtype_bytes(p.dtype);
   if (plan.slices < 1 || plan.slice < 1 || plan.slice % V != 0 ||
       static_cast<std::int64_t>(plan.slices) * plan.slice < p.N)
@@ -841,7 +841,7 @@ void check_plan(const SoftmaxPlan& plan, const Problem& p) {
 
 }  // namespace
 
-void launch_split_row(const SoftmaxPlan& plan, const Launch& l) {
+void launch_split_row(const SplitRowPlan& plan, const Launch& l) {
   const Problem& p = l.p;
   check_plan(plan, p);
   const std::size_t partial_bytes =
@@ -936,7 +936,7 @@ void launch_split_row(const SoftmaxPlan& plan, const Launch& l) {
   });
 }
 
-int split_row_blocks_per_sm(const SoftmaxPlan& plan, DType t) {
+int split_row_blocks_per_sm(const SplitRowPlan& plan, DType t) {
   int per_sm = 0;
   with_storage(t, [&](auto type_tag) {
     using T = decltype(type_tag);
