@@ -36,7 +36,7 @@
 // Limits: N <= the tile's capacity + the shared memory a block can take (the dispatch's
 // block_hybrid_max_n), across a cluster N <= C times that; M x C <= 2^31 - 1 (C blocks per row).
 //
-// Across a cluster (SoftmaxPlan::cluster = C > 1): a row too long for one block is
+// Across a cluster (BlockHybridPlan::cluster = C > 1): a row too long for one block is
 // cut into C equal slices (whole vectors), one per block of a cluster, and each block holds its
 // slice as above -- the first part in its register tile, the rest in its shared memory -- and
 // reduces it to one (max, sum) pair, merged with the other blocks' through distributed shared

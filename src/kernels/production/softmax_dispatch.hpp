@@ -4,9 +4,10 @@
 // run, so the table below is unit-tested (tests/kernels/test_dispatch.cpp) and printed in
 // docs/performance.md; `softmax-bench plan --device-profile NAME` asks it for a card that is not
 // there. The families are those the device has (family_needs: before sm_90, warp_rows and
-// block_row only). The rule order is kRules in softmax_dispatch.cpp. The registry entry `softmax` (softmax.cu) calls plan_softmax() and
-// launch_plan(); the tuning test (experiments/test_tuning.cpp, tag [.tune]) times every
-// plan candidate_plans() offers for a shape.
+// block_row only). The rule order is kRules in softmax_dispatch.cpp. The registry entry
+// `softmax` (softmax.cu) calls plan_softmax() and launch_plan(), which hands each family's
+// launcher its plan type (PlanForm); the tuning test (experiments/test_tuning.cpp, tag [.tune])
+// times every plan candidate_plans() offers for a shape.
 //
 // The kernel families, by row length (a register tile holds its elements as fp32 whatever the
 // storage, so a 16-bit tile takes half the 16-byte vectors per thread of an fp32 tile of the same
@@ -82,7 +83,7 @@ inline constexpr std::size_t kClusterSliceMax = 112 * 1024;
 // split_row: a slice is never shorter than this (it bounds the workspace: see split_workspace_bytes).
 inline constexpr std::int64_t kMinSplitSlice = 2048;
 // split_row: a slice is copied into shared memory in this many chunks (row_slice.cuh), and the
-// ring of chunk slots (SoftmaxPlan::ring) has at most this many slots.
+// ring of chunk slots (SplitRowPlan::ring) has at most this many slots.
 inline constexpr int kSplitChunks = 4;
 inline constexpr int kSplitRingSlotsMax = 16;
 // split_row: aligned fp32 rows on chip take the pipelined exchange with two slices per block by

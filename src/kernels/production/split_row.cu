@@ -158,7 +158,7 @@ __device__ __forceinline__ void stream_write(const T* window, T* y_window, std::
   }
 }
 
-// fp32 rows read twice, interleaved (SoftmaxPlan::interleaved; rows on 16-byte boundaries whose
+// fp32 rows read twice, interleaved (SplitRowPlan::interleaved; rows on 16-byte boundaries whose
 // windows line up): part s of a row keeps elements [s x resident, (s + 1) x resident) in shared
 // memory, and the rest of the row, [S x resident, N), is dealt out in rounds of S steps of
 // kSliceThreads vectors -- step r x S + s to part s -- and what is left under a whole round is cut
@@ -240,7 +240,7 @@ __device__ __forceinline__ void interleaved_write(const T* row, T* y_row, const 
   }
 }
 
-// A partial published as its own flag (SoftmaxPlan::tagged_partials): the (max, sum) pair as one
+// A partial published as its own flag (SplitRowPlan::tagged_partials): the (max, sum) pair as one
 // 64-bit word, stored and loaded relaxed at device scope -- no fence, no counter. The workspace's
 // slots are filled with kUnpublishedByte before each launch, so that an unpublished slot's sum
 // reads kUnpublished (-1.498...), a value no sum of exponentials takes (they are >= +0 or NaN,
@@ -505,7 +505,7 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
   }
 }
 
-// The ring of chunks (SoftmaxPlan::ring: rows on chip, one slice per block, 16-byte aligned rows
+// The ring of chunks (SplitRowPlan::ring: rows on chip, one slice per block, 16-byte aligned rows
 // of whole vectors whose windows line up). The kernel above copies its next slice in only as this
 // one is written, chunk c into chunk c's bytes, so a slice's copies are issued in the trip just
 // before its statistics, and a block whose slice fills less of its shared memory than it has
@@ -592,7 +592,7 @@ __global__ void __launch_bounds__(kSliceThreads, 1)
   }
 }
 
-// The pipelined exchange (SoftmaxPlan::buffers = B = 2 or 3, rows on chip only): B slices per
+// The pipelined exchange (SplitRowPlan::buffers = B = 2 or 3, rows on chip only): B slices per
 // block, in B equal parts of its shared memory, so that most of a row's exchange is off the
 // critical path (docs/performance.md, "split_row", has the wait a trip with and without it).
 // In the kernel above, once a block's slice has landed it loads
