@@ -18,9 +18,11 @@
 
 #include "harness/config.hpp"
 #include "harness/device.hpp"
+#include "harness/plan_cmd.hpp"
 #include "harness/storage.hpp"
 #include "harness/sweep.hpp"
 #include "harness/sweep_plan.hpp"
+#include "kernels/device_profiles.hpp"
 #include "kernels/lab/lab_build.hpp"
 #include "kernels/registry.hpp"
 #include "roofline/claims.hpp"
@@ -185,20 +187,22 @@ DeviceLimits model_limits(const Ceilings& c) {
   return limits;
 }
 
-// One registry kernel at one shape: whether it applies, and its model point.
-ModelRow model_row(const KernelInfo& k, const Problem& p, const Ceilings& c) {
-  const DeviceLimits limits = model_limits(c);
+// One registry kernel at one shape on a device with these limits: whether it applies, and its
+// model point.
+ModelRow model_row(const KernelInfo& k, const Problem& p, const Ceilings& c,
+                   const DeviceLimits& limits) {
   ModelRow row{&k, p, why_unsupported(k, p, limits), {}};
   const std::int64_t rif = k.rows_in_flight ? k.rows_in_flight(p, limits) : 0;
   row.point = predict(traffic_model(k, p, limits), p, c, rif);
   return row;
 }
 
-std::vector<ModelRow> model_rows(const SweepConfig& cfg, const Ceilings& c) {
+std::vector<ModelRow> model_rows(const SweepConfig& cfg, const Ceilings& c,
+                                 const DeviceLimits& limits) {
   std::vector<ModelRow> rows;
   for (const Problem& p : cfg.problems)
     for (const auto& name : cfg.kernels)
-      if (const KernelInfo* k = find_kernel(name)) rows.push_back(model_row(*k, p, c));
+      if (const KernelInfo* k = find_kernel(name)) rows.push_back(model_row(*k, p, c, limits));
   return rows;
 }
 
@@ -250,16 +254,17 @@ struct RatioRow {
   std::vector<RatioCell> against;
 };
 
-std::vector<RatioRow> ratio_rows(const SweepConfig& cfg, const Ceilings& c) {
+std::vector<RatioRow> ratio_rows(const SweepConfig& cfg, const Ceilings& c,
+                                 const DeviceLimits& limits) {
   std::vector<RatioRow> out;
   const KernelInfo* unfused = find_kernel("unfused");
   if (!unfused) return out;
   for (const Problem& p : cfg.problems) {
     RatioRow row{p, {}};
-    const ModelRow u = model_row(*unfused, p, c);
+    const ModelRow u = model_row(*unfused, p, c, limits);
     for (const auto& name : kRatioAgainst)
       if (const KernelInfo* k = find_kernel(name)) {
-        const ModelRow m = model_row(*k, p, c);
+        const ModelRow m = model_row(*k, p, c, limits);
         std::optional<std::string> na = m.not_applicable;
         if (u.not_applicable) na = "unfused does not apply: " + *u.not_applicable;
         row.against.push_back({name, na, u.point.dram_bytes / m.point.dram_bytes});
@@ -371,7 +376,7 @@ json model_json(const SweepConfig& cfg, const Ceilings& c, const std::vector<Mod
 }
 
 struct ModelArgs {
-  std::string config, ceilings, out;
+  std::string config, ceilings, out, device_profile;
   bool print_only = false, force = false;
 };
 
@@ -414,14 +419,28 @@ int cmd_model(const ModelArgs& a) {
                                  a.ceilings, e.what()));
     }
   }
+  // --device-profile: the model of a card that is not here (its limits, its datasheet ceilings).
+  DeviceLimits limits = model_limits(c);
+  if (!a.device_profile.empty()) {
+    const DeviceProfile* d = find_device_profile(a.device_profile);
+    if (!d)
+      throw BadInput(fmt::format("--device-profile: unknown profile '{}' (one of: {})",
+                                 a.device_profile, device_profile_names()));
+    limits = d->limits;
+    c.device = std::string(d->description);
+    c.dram_GBps = c.peak_dram_GBps = d->limits.dram_GBps;
+    c.fp32_GFLOPs = d->fp32_GFLOPs;
+    c.l2_bytes = static_cast<std::int64_t>(d->limits.l2_bytes);
+    c.sm_count = d->limits.sm_count;
+  }
   if (!a.out.empty())
     check_out_dir(a.out, a.force,
                   "give a new or empty directory, or --force to replace model.json and model.md in it");
   const fs::path dir =
       a.out.empty() ? fresh_run_dir(cfg.output_dir, "model-" + cfg.name) : fs::path(a.out);
 
-  const auto rows = model_rows(cfg, c);
-  const auto ratios = ratio_rows(cfg, c);
+  const auto rows = model_rows(cfg, c, limits);
+  const auto ratios = ratio_rows(cfg, c, limits);
   std::vector<std::vector<std::string>> cells;
   for (const auto& r : rows) cells.push_back(model_cells(r));
   std::vector<std::vector<std::string>> ratio_cells;
@@ -501,6 +520,8 @@ int cmd_list() {
       std::printf("Not in this build: %.*s (a lab build leaves the production kernels out; "
                   "cmake --preset release builds them)\n",
                   static_cast<int>(n.size()), n.data());
+  if (const std::string dev = device_families_text(); !dev.empty())
+    std::printf("\n%s", dev.c_str());
   return exit_code::ok;
 }
 
@@ -663,7 +684,6 @@ int run_cli(int argc, char** argv) {
   model->add_option("config", model_a.config, "Sweep config; default: the embedded default");
   CLI::Option* ceil_opt = model->add_option(
       "--ceilings", model_a.ceilings, "Use the measured ceilings of this results.json");
-  (void)ceil_opt;
   CLI::Option* mout = model->add_option(
       "--out", model_a.out,
       "Where model.json and model.md go, a new or empty directory (default: "
@@ -673,8 +693,15 @@ int run_cli(int argc, char** argv) {
   print_only->excludes(mout);
   model->add_flag("--force", model_a.force, "Replace model.json and model.md in an existing --out DIR")
       ->excludes(print_only);
+  model->add_option("--device-profile", model_a.device_profile,
+                    "Model this card (its limits and datasheet ceilings): " +
+                        device_profile_names())
+      ->excludes(ceil_opt);
 
   app.add_subcommand("list", "List the registry's kernels with one-line descriptions");
+
+  PlanArgs plan_a;
+  CLI::App* plan = add_plan_command(app, plan_a);
 
   std::string report_file, report_peers;
   CLI::App* report = app.add_subcommand(
@@ -710,6 +737,13 @@ int run_cli(int argc, char** argv) {
     if (*run) return cmd_run(run_a, command_line(argc, argv));
     if (*model) return cmd_model(model_a);
     if (app.got_subcommand("list")) return cmd_list();
+    if (*plan) {
+      try {
+        return cmd_plan(plan_a);
+      } catch (const std::invalid_argument& e) {
+        throw BadInput(e.what());
+      }
+    }
     if (*report) return cmd_report(report_file, report_peers);
     if (*ceilings) return cmd_ceilings(ceilings_json);
     if (*settings) return cmd_verify_settings(settings_config);

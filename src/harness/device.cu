@@ -53,6 +53,13 @@ DeviceLimits DeviceInfo::limits() const {
   d.shared_bytes_per_block = shared_per_block_optin;
   d.l2_bytes = static_cast<std::size_t>(l2_bytes);
   d.global_bytes = static_cast<std::size_t>(global_bytes);
+  d.cc_major = cc_major;
+  d.cc_minor = cc_minor;
+  d.shared_bytes_per_sm = shared_per_sm;
+  d.registers_per_sm = registers_per_sm;
+  d.cluster_launch = cluster_launch;
+  d.max_cluster = max_cluster;
+  d.dram_GBps = peak_dram_GBps();
   return d;
 }
 
@@ -64,6 +71,10 @@ nlohmann::json DeviceInfo::to_json() const {
           {"l2_bytes", l2_bytes},
           {"global_bytes", global_bytes},
           {"shared_per_block_optin_bytes", shared_per_block_optin},
+          {"shared_per_sm_bytes", shared_per_sm},
+          {"registers_per_sm", registers_per_sm},
+          {"cluster_launch", cluster_launch},
+          {"max_cluster", max_cluster},
           {"memory_clock_khz", memory_clock_khz},
           {"memory_bus_bits", memory_bus_bits},
           {"sm_clock_khz", sm_clock_khz},
@@ -87,6 +98,11 @@ DeviceInfo query_device(int ordinal) {
   info.memory_bus_bits = prop.memoryBusWidth;
   CUDA_CHECK(cudaDeviceGetAttribute(&info.memory_clock_khz, cudaDevAttrMemoryClockRate, ordinal));
   CUDA_CHECK(cudaDeviceGetAttribute(&info.sm_clock_khz, cudaDevAttrClockRate, ordinal));
+  const DeviceLimits limits = read_device_limits(ordinal);
+  info.shared_per_sm = limits.shared_bytes_per_sm;
+  info.registers_per_sm = limits.registers_per_sm;
+  info.cluster_launch = limits.cluster_launch;
+  info.max_cluster = limits.max_cluster;
   CUDA_CHECK(cudaDriverGetVersion(&info.driver_version));
   CUDA_CHECK(cudaRuntimeGetVersion(&info.runtime_version));
   return info;

@@ -80,6 +80,11 @@ struct DeviceInfo {
   int memory_bus_bits = 0;
   int sm_clock_khz = 0;
   int driver_version = 0, runtime_version = 0;
+  // Read from the device too (read_device_limits): what the dispatch needs beyond the above.
+  std::size_t shared_per_sm = 0;
+  int registers_per_sm = 0;
+  bool cluster_launch = false;
+  int max_cluster = 1;  // the largest cluster the device places (1: no clusters)
   // 2 (DDR) x clock x bus width / 8: the datasheet-style peak, read + write, GB/s
   double peak_dram_GBps() const;
   DeviceLimits limits() const;

@@ -27,14 +27,33 @@ enum class Role {
 };
 std::string_view to_string(Role r);
 
-// What the device offers; preconditions are checked against it (the default is the H200, so a
-// machine without a GPU can still tell which shapes a kernel takes).
+// What the device offers; preconditions and the production dispatch are checked against it. The
+// harness reads every field from the device at hand (harness/device.cu, DeviceInfo::limits());
+// device_profiles.hpp holds named presets for cards that are not there. The defaults are one
+// such card's (the H200's), so that a test without a GPU has a complete device to ask about.
 struct DeviceLimits {
   int sm_count = 132;
   std::size_t shared_bytes_per_block = 232448;  // with the opt-in attribute
   std::size_t l2_bytes = 62914560;
   std::size_t global_bytes = 150'000'000'000;
+  int cc_major = 9, cc_minor = 0;  // compute capability
+  bool cluster_launch = true;      // thread-block clusters (cudaDevAttrClusterLaunch: sm_90 on)
+  // The largest cluster the device accepts: 16 (non-portable, with the opt-in attribute) where
+  // the card allows it, 8 (portable) otherwise, 1 without cluster launch. The launch path lowers
+  // it further for a kernel whose cluster the device cannot place (cluster_placeable, softmax.cu).
+  int max_cluster = 16;
+  // Shared memory per SM; 0: the opt-in per-block limit plus the 1 KB the card reserves per
+  // block (so a DeviceLimits that sets only the per-block limit stays consistent).
+  std::size_t shared_bytes_per_sm = 0;
+  int registers_per_sm = 65536;
+  double dram_GBps = 4800.0;  // peak: 2 x memory clock x bus width / 8
+  int compute_capability() const { return cc_major * 10 + cc_minor; }  // 90 for sm_90
+  bool has_clusters() const { return cluster_launch && cc_major >= 9; }
 };
+
+// The limits of CUDA device `device`, every field read from it (kernels/device_limits.cu).
+// Throws smr::CudaError when the device cannot be queried.
+DeviceLimits read_device_limits(int device);
 
 // One launch. x and y are device pointers of p.dtype; workspace has workspace_bytes(p) bytes.
 struct Launch {

@@ -696,3 +696,37 @@ TEST_CASE("fused_starter outside a lab build: --kernels says how to get the lab 
   CHECK(contains(o.err, "-DSMR_BUILD_LAB=ON"));
   CHECK(entries(tmp.path).empty());
 }
+
+TEST_CASE("plan --device-profile shows what a card that is not here would run, and refuses bad input",
+          "[cli]") {
+  TempDir tmp;
+  // The A100 (sm_80): block_row for rows it holds, the longer ones refused with the reason.
+  Outcome o = bench("plan 4096x32768 1000x131072 --dtype fp32,bf16 --device-profile a100", tmp.path);
+  REQUIRE(o.code == 0);
+  CHECK(contains(o.out, "production families it runs: warp_rows, block_row;"));
+  CHECK(contains(o.out, "4096 x 32768 fp32: block_row T=1024 K=8"));
+  CHECK(contains(o.out, "1000 x 131072 bf16: not supported"));
+  CHECK(contains(o.out, "need sm_90's bulk copies"));
+  CHECK_FALSE(contains(o.out, "cluster_tile C="));
+  // The H100: the cluster families.
+  o = bench("plan 1000x131072 --device-profile h100", tmp.path);
+  REQUIRE(o.code == 0);
+  CHECK(contains(o.out, "1000 x 131072 fp32: cluster_tile C=8"));
+  // Bad input: one line, exit 2.
+  o = bench("plan 4x4 --device-profile nosuch", tmp.path);
+  CHECK(o.code == 2);
+  CHECK(o.err == "softmax-bench: --device-profile: unknown profile 'nosuch' (one of: t4, a100, "
+                 "rtx4090, l4, h100, h200)\n");
+  o = bench("plan 40x --device-profile t4", tmp.path);
+  CHECK(o.code == 2);
+  CHECK(contains(o.err, "shape '40x' is not MxN"));
+  o = bench("plan 4x4 --dtype fp64 --device-profile t4", tmp.path);
+  CHECK(o.code == 2);
+  CHECK(contains(o.err, "--dtype: unknown type 'fp64'"));
+  // model on a profile: its ceilings line, and softmax past block_row does not apply on a T4.
+  o = bench("model --print-only --device-profile t4", tmp.path);
+  REQUIRE(o.code == 0);
+  CHECK(contains(o.out, "NVIDIA T4"));
+  CHECK(contains(o.out, "does not apply: N = 65536 fp32 exceeds block_row's 32768 elements"));
+  CHECK(entries(tmp.path).empty());
+}

@@ -1,14 +1,17 @@
 // Host-only checks of the production softmax's dispatch (kernels/production/softmax_dispatch.hpp): which
 // family runs each shape, at every boundary N - 1 / N / N + 1, and that every plan it makes is
-// one the kernels can launch (invariants below). No GPU: the DeviceLimits defaults are the H200.
+// one the kernels can launch (invariants below). No GPU: the DeviceLimits defaults are the H200;
+// the last cases ask every device profile (kernels/device_profiles.hpp).
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "catch.hpp"
+#include "kernels/device_profiles.hpp"
 #include "kernels/registry.hpp"
 #include "kernels/production/softmax_dispatch.hpp"
 
@@ -1116,4 +1119,143 @@ TEST_CASE("dispatch: warp_rows' grid, one block per rows for fp32, sized to the 
       CHECK(f.grid > 0);
     }
   }
+}
+
+// ---- The dispatch by device: every profile (kernels/device_profiles.hpp) ----------------------
+
+namespace {
+
+constexpr std::int64_t kProfileNs[] = {1,      32,     513,    1024,   1025,    4096,    16385,
+                                       32768,  32769,  65536,  100000, 131072,  262144,  524288,
+                                       917504, 1000003, 2097152, 4194304, 16777216};
+constexpr std::int64_t kProfileMs[] = {1, 8, 64, 1000, 32768};
+
+bool is_cluster_family(SoftmaxFamily f) {
+  return f == SoftmaxFamily::cluster_tile || f == SoftmaxFamily::cluster_row;
+}
+
+// Every (dtype, N, M, stride) of the profile grid: the problem and whether the dispatch runs it.
+template <class F>
+void for_profile_grid(F&& f) {
+  for (DType t : kDtypes)
+    for (std::int64_t N : kProfileNs)
+      for (std::int64_t M : kProfileMs)
+        for (int pad : {0, 1}) {
+          Problem p = dense(M, N, t);
+          p.ld_x = p.ld_y = N + pad;
+          f(p);
+        }
+}
+
+}  // namespace
+
+TEST_CASE("dispatch by device: each profile gets only the families it supports, and plans that fit "
+          "it",
+          "[dispatch][device]") {
+  for (const DeviceProfile& prof : device_profiles()) {
+    const DeviceLimits& d = prof.limits;
+    INFO("profile " << prof.name);
+    for_profile_grid([&](const Problem& p) {
+      INFO("M = " << p.M << ", N = " << p.N << " " << to_string(p.dtype) << " ld = " << p.ld_x);
+      if (std::optional<std::string> why = softmax_unsupported(p, d)) {
+        // Only rows past block_row, only on cards without sm_90, and with the reason in words.
+        CHECK(d.compute_capability() < 90);
+        CHECK(p.N + head_room(p) > block_row_max_n(p.dtype));
+        CHECK(why->find("block_row") != std::string::npos);
+        CHECK_THROWS_AS(plan_softmax(p, d, d.max_cluster), std::invalid_argument);
+        return;
+      }
+      const SoftmaxPlan s = plan_softmax(p, d, d.max_cluster);
+      CHECK(family_available(s.family, d));
+      if (!d.has_clusters()) {
+        CHECK_FALSE(is_cluster_family(s.family));
+        CHECK(s.cluster <= 1);
+      }
+      CHECK(s.cluster <= std::max(1, d.max_cluster));
+      // A block's registers fit the SM's: every tile family keeps a thread within 64 registers
+      // (kTileThreadsPerSm), warp_rows' 256 threads and the slice families' 512 within theirs.
+      CHECK(s.threads >= 32);
+      CHECK(std::int64_t{s.threads} * 64 <= d.registers_per_sm);
+      check_invariants(s, p, d);
+      for (const SoftmaxPlan& c : candidate_plans(p, d, d.max_cluster)) {
+        INFO("candidate " << summary(c));
+        CHECK(family_available(c.family, d));
+        check_invariants(c, p, d);
+      }
+    });
+  }
+}
+
+TEST_CASE("dispatch by device: sm_80 and sm_89 cards never get a cluster family or a bulk-copy "
+          "family", "[dispatch][device]") {
+  for (const char* name : {"t4", "a100", "rtx4090", "l4"}) {
+    const DeviceProfile* prof = find_device_profile(name);
+    REQUIRE(prof != nullptr);
+    const DeviceLimits& d = prof->limits;
+    INFO("profile " << name);
+    CHECK_FALSE(d.has_clusters());
+    for (SoftmaxFamily f : {SoftmaxFamily::cluster_tile, SoftmaxFamily::cluster_row,
+                            SoftmaxFamily::block_hybrid, SoftmaxFamily::split_row})
+      CHECK(family_unavailable(f, d).has_value());
+    // Rows block_row holds run on block_row or warp_rows; longer ones are refused, by the dispatch
+    // and by the registry entry, with the reason.
+    for (DType t : kDtypes) {
+      const Problem fits = dense(1000, 32768, t);
+      CHECK(plan_softmax(fits, d).family == SoftmaxFamily::block_row);
+      const Problem longer = dense(1000, 131072, t);
+      CHECK_THROWS_AS(plan_softmax(longer, d), std::invalid_argument);
+      const KernelInfo* k = find_kernel("softmax");
+      REQUIRE(k != nullptr);
+      const std::optional<std::string> why = why_unsupported(*k, longer, d);
+      REQUIRE(why.has_value());
+      CHECK(why->find("sm_90") != std::string::npos);
+      CHECK(family_plans(SoftmaxFamily::cluster_row, longer, d).empty());
+      CHECK(family_plans(SoftmaxFamily::split_row, longer, d).empty());
+    }
+  }
+}
+
+TEST_CASE("dispatch by device: the H200 profile plans as the default limits do",
+          "[dispatch][device]") {
+  const DeviceProfile* h200 = find_device_profile("h200");
+  REQUIRE(h200 != nullptr);
+  for_profile_grid([&](const Problem& p) {
+    INFO("M = " << p.M << ", N = " << p.N << " " << to_string(p.dtype) << " ld = " << p.ld_x);
+    CHECK(summary(plan_softmax(p, h200->limits, h200->limits.max_cluster)) ==
+          summary(plan_softmax(p, kH200)));
+  });
+}
+
+TEST_CASE("dispatch by device: a sm_90 card without cluster launch gets no cluster",
+          "[dispatch][device]") {
+  DeviceLimits d;  // the defaults, clusters off
+  d.cluster_launch = false;
+  for_profile_grid([&](const Problem& p) {
+    INFO("M = " << p.M << ", N = " << p.N << " " << to_string(p.dtype));
+    const SoftmaxPlan s = plan_softmax(p, d, kMaxClusterSize);
+    CHECK_FALSE(is_cluster_family(s.family));
+    CHECK(s.cluster <= 1);
+    check_invariants(s, p, d);
+  });
+}
+
+TEST_CASE("plan_form: each plan's family fields, compared field by field", "[dispatch]") {
+  for (DType t : kDtypes)
+    for (std::int64_t N : kProfileNs) {
+      const Problem p = dense(64, N, t);
+      const std::vector<SoftmaxPlan> plans = candidate_plans(p, kH200);
+      for (std::size_t i = 0; i < plans.size(); ++i) {
+        INFO(summary(plans[i]));
+        CHECK(plan_form(plans[i]).index() == static_cast<std::size_t>(plans[i].family));
+        // Candidates are listed once each: no two have the same form.
+        for (std::size_t j = 0; j < i; ++j) CHECK_FALSE(plan_form(plans[j]) == plan_form(plans[i]));
+        // The reason is not part of the plan; a field of the family is.
+        SoftmaxPlan same = plans[i];
+        same.why += " (again)";
+        CHECK(plan_form(same) == plan_form(plans[i]));
+        SoftmaxPlan other = plans[i];
+        other.grid += 1;
+        CHECK_FALSE(plan_form(other) == plan_form(plans[i]));
+      }
+    }
 }

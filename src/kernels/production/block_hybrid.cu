@@ -36,7 +36,7 @@
 // Limits: N <= the tile's capacity + the shared memory a block can take (the dispatch's
 // block_hybrid_max_n), across a cluster N <= C times that; M x C <= 2^31 - 1 (C blocks per row).
 //
-// Across a cluster (SoftmaxPlan::cluster = C > 1): a row too long for one block is
+// Across a cluster (BlockHybridPlan::cluster = C > 1): a row too long for one block is
 // cut into C equal slices (whole vectors), one per block of a cluster, and each block holds its
 // slice as above -- the first part in its register tile, the rest in its shared memory -- and
 // reduces it to one (max, sum) pair, merged with the other blocks' through distributed shared
@@ -138,7 +138,7 @@ __global__ void __launch_bounds__(kThreads, kTileMinBlocks<kThreads>)
 }
 
 template <class T, Access A, class F>
-bool with_kernel(const SoftmaxPlan& plan, F&& f) {
+bool with_kernel(const BlockHybridPlan& plan, F&& f) {
   using Tiles = std::conditional_t<sizeof(T) == 4, BlockHybridTilesFp32, BlockHybridTiles16>;
   return with_tile(Tiles{}, plan.threads, plan.vecs, [&](auto tile) {
     constexpr int kThreads = decltype(tile)::kLanes;
@@ -165,13 +165,13 @@ bool with_kernel(const SoftmaxPlan& plan, F&& f) {
 }
 
 // Elements of a row each block holds: the plan's slice across a cluster, else the row.
-std::int64_t block_part(const SoftmaxPlan& plan, const Problem& p) {
+std::int64_t block_part(const BlockHybridPlan& plan, const Problem& p) {
   return plan.cluster > 1 ? plan.slice : p.N;
 }
 
 }  // namespace
 
-void launch_block_hybrid(const SoftmaxPlan& plan, const Launch& l) {
+void launch_block_hybrid(const BlockHybridPlan& plan, const Launch& l) {
   const Problem& p = l.p;
   const int C = plan.cluster;
   if (C > 1) {
@@ -226,7 +226,7 @@ void launch_block_hybrid(const SoftmaxPlan& plan, const Launch& l) {
   if (!found) throw no_tile_error("block_hybrid", "T", plan.threads, plan.vecs, p.dtype);
 }
 
-int block_hybrid_active_clusters(const SoftmaxPlan& plan, DType t) {
+int block_hybrid_active_clusters(const BlockHybridPlan& plan, DType t) {
   int clusters = 0;
   bool found = false;
   with_storage(t, [&](auto type_tag) {

@@ -60,7 +60,7 @@ __global__ void __launch_bounds__(kThreads, kTileMinBlocks<kThreads>)
 
 }  // namespace
 
-void launch_block_row(const SoftmaxPlan& plan, const Launch& l) {
+void launch_block_row(const BlockRowPlan& plan, const Launch& l) {
   const Problem& p = l.p;
   check_grid_blocks("block_row", "M (one block per row)", p.M);
   bool found = false;

@@ -93,7 +93,7 @@ void prepare() {
   (void)done;
 }
 
-void check_plan(const SoftmaxPlan& plan, const Problem& p) {
+void check_plan(const ClusterRowPlan& plan, const Problem& p) {
   const bool pow2 = plan.cluster >= 1 && (plan.cluster & (plan.cluster - 1)) == 0;
   if (!pow2 || plan.cluster > kMaxClusterSize)
     throw std::invalid_argument("cluster_row: cluster size " + std::to_string(plan.cluster) +
@@ -110,7 +110,7 @@ void check_plan(const SoftmaxPlan& plan, const Problem& p) {
 
 }  // namespace
 
-void launch_cluster_row(const SoftmaxPlan& plan, const Launch& l) {
+void launch_cluster_row(const ClusterRowPlan& plan, const Launch& l) {
   const Problem& p = l.p;
   check_plan(plan, p);
   with_storage(p.dtype, [&](auto type_tag) {
@@ -134,7 +134,7 @@ void launch_cluster_row(const SoftmaxPlan& plan, const Launch& l) {
   });
 }
 
-int cluster_row_active_clusters(const SoftmaxPlan& plan, DType t) {
+int cluster_row_active_clusters(const ClusterRowPlan& plan, DType t) {
   int clusters = 0;
   with_storage(t, [&](auto type_tag) {
     using T = decltype(type_tag);

@@ -81,7 +81,7 @@ __global__ void __launch_bounds__(kThreads, kTileMinBlocks<kThreads>)
 
 // f(kernel, capacity) for the plan's tile.
 template <class T, Access A, class F>
-bool with_kernel(const SoftmaxPlan& plan, F&& f) {
+bool with_kernel(const ClusterTilePlan& plan, F&& f) {
   using Tiles = std::conditional_t<sizeof(T) == 4, ClusterTileTilesFp32, ClusterTileTiles16>;
   return with_tile(Tiles{}, plan.threads, plan.vecs, [&](auto tile) {
     constexpr int kThreads = decltype(tile)::kLanes;
@@ -99,7 +99,7 @@ bool with_kernel(const SoftmaxPlan& plan, F&& f) {
 
 }  // namespace
 
-void launch_cluster_tile(const SoftmaxPlan& plan, const Launch& l) {
+void launch_cluster_tile(const ClusterTilePlan& plan, const Launch& l) {
   const Problem& p = l.p;
   const bool pow2 = plan.cluster >= 1 && (plan.cluster & (plan.cluster - 1)) == 0;
   if (!pow2 || plan.cluster > kMaxClusterSize)
@@ -133,7 +133,7 @@ void launch_cluster_tile(const SoftmaxPlan& plan, const Launch& l) {
   if (!found) throw no_tile_error("cluster_tile", "T", plan.threads, plan.vecs, p.dtype);
 }
 
-int cluster_tile_active_clusters(const SoftmaxPlan& plan, DType t) {
+int cluster_tile_active_clusters(const ClusterTilePlan& plan, DType t) {
   int clusters = 0;
   bool found = false;
   with_storage(t, [&](auto type_tag) {

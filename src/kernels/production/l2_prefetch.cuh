@@ -2,7 +2,7 @@
 // a stretch of global memory towards L2 without waiting for it and without any register or
 // shared-memory destination. A hint: it changes no result, and the loads that later read those
 // bytes are ordinary loads. split_row's blocks prefetch their next slice while they wait for their
-// row's partials (SoftmaxPlan::prefetch).
+// row's partials (SplitRowPlan::prefetch).
 #pragma once
 
 #include <cstdint>

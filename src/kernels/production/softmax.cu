@@ -40,34 +40,17 @@ namespace smr {
 
 namespace {
 
-struct DeviceCaps {
-  DeviceLimits limits;
-  int max_cluster = 1;
-};
-
 // What the dispatch needs to know about the current device, read once per device.
-DeviceCaps current_caps() {
+DeviceLimits current_limits() {
   static std::mutex mu;
-  static std::map<int, DeviceCaps> cache;
+  static std::map<int, DeviceLimits> cache;
   int device = 0;
   CUDA_CHECK(cudaGetDevice(&device));
   const std::lock_guard<std::mutex> lock(mu);
   if (auto it = cache.find(device); it != cache.end()) return it->second;
-  DeviceCaps c;
-  int sms = 0, optin = 0, l2 = 0, major = 0;
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
-  CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  std::size_t free_bytes = 0, total_bytes = 0;
-  CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-  c.limits.sm_count = sms;
-  c.limits.shared_bytes_per_block = static_cast<std::size_t>(optin);
-  c.limits.l2_bytes = static_cast<std::size_t>(l2);
-  c.limits.global_bytes = total_bytes;
-  c.max_cluster = major >= 9 ? kMaxClusterSize : 1;  // thread-block clusters: sm_90 and later
-  cache.emplace(device, c);
-  return c;
+  const DeviceLimits d = read_device_limits(device);
+  cache.emplace(device, d);
+  return d;
 }
 
 // The plan for p on the current device: plan_softmax, with the cluster size lowered while the
@@ -84,12 +67,10 @@ SoftmaxPlan plan_on_device(const Problem& p) {
     const std::lock_guard<std::mutex> lock(mu);
     if (auto it = cache.find(key); it != cache.end()) return it->second;
   }
-  const DeviceCaps caps = current_caps();
-  int max_cluster = caps.max_cluster;
-  SoftmaxPlan plan = plan_softmax(p, caps.limits, max_cluster);
+  const DeviceLimits limits = current_limits();
+  SoftmaxPlan plan = plan_softmax(p, limits, limits.max_cluster);
   while (!prod::cluster_placeable(plan, p.dtype)) {
-    max_cluster = plan.cluster / 2;
-    plan = plan_softmax(p, caps.limits, max_cluster);
+    plan = plan_softmax(p, limits, plan.cluster / 2);
     plan.why += " (the device could not place a larger cluster)";
   }
   const std::lock_guard<std::mutex> lock(mu);
@@ -100,22 +81,31 @@ SoftmaxPlan plan_on_device(const Problem& p) {
 }  // namespace
 
 void launch_plan(const SoftmaxPlan& plan, const Launch& l) {
+  const PlanForm form = plan_form(plan);
   switch (plan.family) {
-    case SoftmaxFamily::warp_rows: prod::launch_warp_rows(plan, l); return;
-    case SoftmaxFamily::block_row: prod::launch_block_row(plan, l); return;
-    case SoftmaxFamily::block_hybrid: prod::launch_block_hybrid(plan, l); return;
-    case SoftmaxFamily::cluster_row: prod::launch_cluster_row(plan, l); return;
-    case SoftmaxFamily::cluster_tile: prod::launch_cluster_tile(plan, l); return;
-    case SoftmaxFamily::split_row: prod::launch_split_row(plan, l); return;
+    case SoftmaxFamily::warp_rows: prod::launch_warp_rows(std::get<WarpRowsPlan>(form), l); return;
+    case SoftmaxFamily::block_row: prod::launch_block_row(std::get<BlockRowPlan>(form), l); return;
+    case SoftmaxFamily::block_hybrid:
+      prod::launch_block_hybrid(std::get<BlockHybridPlan>(form), l);
+      return;
+    case SoftmaxFamily::cluster_row:
+      prod::launch_cluster_row(std::get<ClusterRowPlan>(form), l);
+      return;
+    case SoftmaxFamily::cluster_tile:
+      prod::launch_cluster_tile(std::get<ClusterTilePlan>(form), l);
+      return;
+    case SoftmaxFamily::split_row: prod::launch_split_row(std::get<SplitRowPlan>(form), l); return;
   }
   throw std::invalid_argument("launch_plan: unknown kernel family");
 }
 
 int prod::active_clusters(const SoftmaxPlan& plan, DType t) {
-  if (plan.family == SoftmaxFamily::cluster_row) return cluster_row_active_clusters(plan, t);
-  if (plan.family == SoftmaxFamily::cluster_tile) return cluster_tile_active_clusters(plan, t);
-  if (plan.family == SoftmaxFamily::block_hybrid && plan.cluster > 1)
-    return block_hybrid_active_clusters(plan, t);
+  const PlanForm form = plan_form(plan);
+  if (const auto* c = std::get_if<ClusterRowPlan>(&form)) return cluster_row_active_clusters(*c, t);
+  if (const auto* c = std::get_if<ClusterTilePlan>(&form))
+    return cluster_tile_active_clusters(*c, t);
+  if (const auto* c = std::get_if<BlockHybridPlan>(&form); c && c->cluster > 1)
+    return block_hybrid_active_clusters(*c, t);
   return -1;
 }
 
@@ -155,8 +145,10 @@ KernelInfo softmax() {
   k.role = Role::production;
   k.traffic = TrafficModel::fused;  // for most shapes; traffic_for() says which
   k.dtypes = {DType::f32, DType::bf16, DType::f16};
-  k.unsupported = [](const Problem& p, const DeviceLimits&) -> std::optional<std::string> {
+  k.unsupported = [](const Problem& p, const DeviceLimits& d) -> std::optional<std::string> {
     if (auto bad = invalid_problem(p)) return bad;
+    // Rows longer than block_row's tile on a card without sm_90 (softmax_dispatch.hpp).
+    if (auto why = softmax_unsupported(p, d)) return why;
     // One block (or a cluster of up to 16) per row for the row families: keep the grid in range.
     if (p.M > 0x7fffffff / kMaxClusterSize)
       return "M = " + std::to_string(p.M) + " exceeds the production softmax's limit of " +
@@ -165,12 +157,19 @@ KernelInfo softmax() {
   };
   k.workspace_bytes = [](const Problem& p) { return split_workspace_bytes(p); };
   k.launch = [](const Launch& l) { launch_plan(plan_on_device(l.p), l); };
+  // (A shape the device cannot run has no plan: the entry's unsupported() says why.)
   k.rows_in_flight = [](const Problem& p, const DeviceLimits& d) -> std::int64_t {
+    if (softmax_unsupported(p, d)) return d.sm_count;
     const SoftmaxPlan plan = plan_softmax(p, d);
     return plan.rows_in_flight > 0 ? plan.rows_in_flight : d.sm_count;
   };
-  k.traffic_for = [](const Problem& p, const DeviceLimits& d) { return plan_softmax(p, d).traffic; };
-  k.plan_for = [](const Problem& p, const DeviceLimits& d) { return plan_softmax(p, d).why; };
+  k.traffic_for = [](const Problem& p, const DeviceLimits& d) {
+    return softmax_unsupported(p, d) ? TrafficModel::fused : plan_softmax(p, d).traffic;
+  };
+  k.plan_for = [](const Problem& p, const DeviceLimits& d) {
+    if (std::optional<std::string> why = softmax_unsupported(p, d)) return *why;
+    return plan_softmax(p, d).why;
+  };
   return k;
 }
 

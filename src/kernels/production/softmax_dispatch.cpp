@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <optional>
 #include <stdexcept>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -36,6 +37,13 @@ void check_problem(const Problem& p) {
   if (p.ld_y < p.N)
     throw std::invalid_argument(
         fmt::format("softmax dispatch: ld_y = {} is less than N = {}", p.ld_y, p.N));
+}
+
+// The largest cluster a plan may use: the caller's max_cluster within [1, kMaxClusterSize] and
+// the device's own maximum; 1 on a device without clusters.
+int device_max_cluster(const DeviceLimits& d, int max_cluster) {
+  if (!d.has_clusters()) return 1;
+  return std::clamp(std::min(max_cluster, d.max_cluster), 1, kMaxClusterSize);
 }
 
 // Elements a row may start past a 16-byte boundary: 0 when x's stride is whole vectors (the base
@@ -542,16 +550,7 @@ SoftmaxPlan split_default(const Problem& p, const DeviceLimits& d) {
   return split_interleave_default(p, d, twice) ? with_interleaved(twice) : twice;
 }
 
-bool same_plan(const SoftmaxPlan& a, const SoftmaxPlan& b) {
-  return a.family == b.family && a.threads == b.threads && a.lanes_per_row == b.lanes_per_row &&
-         a.vecs == b.vecs && a.two_pass == b.two_pass &&
-         a.cluster == b.cluster &&
-         a.slices == b.slices && a.slice == b.slice &&
-         a.resident == b.resident && a.grid == b.grid && a.prefetch == b.prefetch &&
-         a.repoll == b.repoll &&
-         a.thread_copy == b.thread_copy && a.tagged_partials == b.tagged_partials &&
-         a.buffers == b.buffers && a.interleaved == b.interleaved && a.ring == b.ring;
-}
+bool same_plan(const SoftmaxPlan& a, const SoftmaxPlan& b) { return plan_form(a) == plan_form(b); }
 
 // The same cluster_row plan with its slice copied in the other way (threads / copy engine): a
 // candidate for the tuning run.
@@ -563,6 +562,36 @@ SoftmaxPlan other_copy(SoftmaxPlan s) {
 }
 
 }  // namespace
+
+static_assert(std::is_same_v<std::variant_alternative_t<static_cast<std::size_t>(
+                                                         SoftmaxFamily::cluster_tile),
+                                                     PlanForm>,
+                             ClusterTilePlan> &&
+              std::is_same_v<std::variant_alternative_t<static_cast<std::size_t>(
+                                                         SoftmaxFamily::split_row),
+                                                     PlanForm>,
+                             SplitRowPlan>,
+              "PlanForm lists the families in SoftmaxFamily's order");
+
+PlanForm plan_form(const SoftmaxPlan& s) {
+  switch (s.family) {
+    case SoftmaxFamily::warp_rows:
+      return WarpRowsPlan{s.lanes_per_row, s.vecs, s.two_pass, s.capacity, s.grid};
+    case SoftmaxFamily::block_row: return BlockRowPlan{s.threads, s.vecs, s.capacity, s.grid};
+    case SoftmaxFamily::block_hybrid:
+      return BlockHybridPlan{s.threads, s.vecs,     s.capacity,   s.cluster,
+                             s.slice,   s.resident, s.smem_bytes, s.grid};
+    case SoftmaxFamily::cluster_tile:
+      return ClusterTilePlan{s.threads, s.vecs, s.capacity, s.cluster, s.slice, s.grid};
+    case SoftmaxFamily::cluster_row:
+      return ClusterRowPlan{s.cluster, s.slice, s.smem_bytes, s.grid, s.thread_copy};
+    case SoftmaxFamily::split_row:
+      return SplitRowPlan{s.slices,   s.slice,           s.resident, s.grid,
+                          s.smem_bytes, s.prefetch,      s.tagged_partials, s.buffers,
+                          s.repoll,   s.interleaved,     s.ring,     s.workspace_bytes};
+  }
+  throw std::invalid_argument("plan_form: unknown kernel family");
+}
 
 std::string_view to_string(SoftmaxFamily f) {
   switch (f) {
@@ -619,7 +648,42 @@ std::int64_t cluster_row_max_n(DType t) {
 }
 
 std::size_t smem_per_sm(const DeviceLimits& d) {
-  return d.shared_bytes_per_block + kSmemReservedPerBlock;
+  return d.shared_bytes_per_sm > 0 ? d.shared_bytes_per_sm
+                                   : d.shared_bytes_per_block + kSmemReservedPerBlock;
+}
+
+FamilyNeeds family_needs(SoftmaxFamily f) {
+  switch (f) {
+    case SoftmaxFamily::warp_rows:
+    case SoftmaxFamily::block_row: return {75, false};
+    case SoftmaxFamily::block_hybrid:
+    case SoftmaxFamily::split_row: return {90, false};
+    case SoftmaxFamily::cluster_tile:
+    case SoftmaxFamily::cluster_row: return {90, true};
+  }
+  return {90, true};
+}
+
+std::optional<std::string> family_unavailable(SoftmaxFamily f, const DeviceLimits& d) {
+  const FamilyNeeds need = family_needs(f);
+  if (d.compute_capability() < need.min_cc)
+    return fmt::format("{} needs sm_{} (the device is sm_{}{})", to_string(f), need.min_cc,
+                       d.cc_major, d.cc_minor);
+  if (need.clusters && !d.has_clusters())
+    return fmt::format("{} needs thread-block clusters, which the device does not launch",
+                       to_string(f));
+  return std::nullopt;
+}
+
+std::optional<std::string> softmax_unsupported(const Problem& p, const DeviceLimits& d) {
+  if (p.N + row_head_room(p) <= block_row_max_n(p.dtype) ||
+      family_available(SoftmaxFamily::split_row, d))
+    return std::nullopt;
+  return fmt::format(
+      "N = {} {} exceeds block_row's {} elements, the longest row the production softmax runs on "
+      "sm_{}{} (the families for longer rows need sm_90's bulk copies)",
+      p.N, to_string(p.dtype), block_row_max_n(p.dtype) - row_head_room(p), d.cc_major,
+      d.cc_minor);
 }
 
 std::int64_t split_chunk_bytes(std::int64_t slice, DType t) {
@@ -627,6 +691,12 @@ std::int64_t split_chunk_bytes(std::int64_t slice, DType t) {
 }
 
 int split_ring_slots(const SoftmaxPlan& plan, DType t) {
+  return static_cast<int>(std::min<i64>(
+      kSplitRingSlotsMax,
+      static_cast<i64>(plan.smem_bytes) / split_chunk_bytes(plan.slice, t)));
+}
+
+int split_ring_slots(const SplitRowPlan& plan, DType t) {
   return static_cast<int>(std::min<i64>(
       kSplitRingSlotsMax,
       static_cast<i64>(plan.smem_bytes) / split_chunk_bytes(plan.slice, t)));
@@ -643,6 +713,8 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
                                       int max_cluster) {
   check_problem(p);
   std::vector<SoftmaxPlan> out;
+  if (!family_available(f, d)) return out;
+  max_cluster = device_max_cluster(d, max_cluster);
   const i64 b = dtype_bytes(p.dtype);
   const i64 need = p.N + row_head_room(p);  // a register tile holds the row's window
   constexpr std::size_t kMaxTiles = 3;  // the smallest tiles that fit: larger ones only mask more
@@ -740,101 +812,185 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
   return out;
 }
 
+namespace {
+
+// ---- The dispatch's rules ----------------------------------------------------------------------
+// plan_softmax asks each rule in kRules' order; the first that gives a plan runs. A rule sees the
+// shape, the device's limits (SMs, L2, shared memory per block and per SM, clusters) and the
+// largest cluster allowed; its thresholds are the constants of softmax_dispatch.hpp.
+struct Ask {
+  const Problem& p;
+  const DeviceLimits& d;
+  int max_cluster;
+  i64 need;  // the row's window: what a register tile must hold
+};
+using Rule = std::optional<SoftmaxPlan> (*)(const Ask&);
+
+SoftmaxPlan first_plan(SoftmaxFamily f, const Ask& a) {
+  std::vector<SoftmaxPlan> plans = family_plans(f, a.p, a.d, a.max_cluster);
+  if (plans.empty())
+    throw std::logic_error(fmt::format("softmax dispatch: {} has no plan for {}", to_string(f),
+                                       shape_words(a.p)));
+  return plans.front();
+}
+
+// cluster_tile on its 512-thread tiles (16384 fp32 elements each), up to 8 of them.
+SoftmaxPlan narrow_cluster_tile(const Ask& a) {
+  return cluster_tile_plan(a.p, a.d, cluster_tile_tiles(a.p.dtype).back(),
+                           std::min(a.max_cluster, kClusterTileDefaultMax));
+}
+
+// Rows warp_rows' tiles hold.
+std::optional<SoftmaxPlan> warp_rows_rule(const Ask& a) {
+  if (a.need > warp_rows_max_n(a.p.dtype)) return std::nullopt;
+  return first_plan(SoftmaxFamily::warp_rows, a);
+}
+
+// 16-bit rows past 16384, where block_row would need its 1024-thread tile: a 512-thread
+// block_hybrid, two per SM, if the rows fill the card.
+std::optional<SoftmaxPlan> hybrid_16bit_rule(const Ask& a) {
+  const Problem& p = a.p;
+  if (p.dtype == DType::f32 || p.N <= kBlockRowMaxN / 2 || a.need > block_row_max_n(p.dtype) ||
+      p.M < a.d.sm_count || !family_available(SoftmaxFamily::block_hybrid, a.d))
+    return std::nullopt;
+  SoftmaxPlan h = block_hybrid_default(p, a.d);
+  if (h.threads > 0 && h.threads < 1024) return h;
+  return std::nullopt;
+}
+
+// Rows block_row's tiles hold.
+std::optional<SoftmaxPlan> block_row_rule(const Ask& a) {
+  if (a.need > block_row_max_n(a.p.dtype)) return std::nullopt;
+  return first_plan(SoftmaxFamily::block_row, a);
+}
+
+// Longer rows on a card without the families for them (family_needs): refused, with the reason.
+std::optional<SoftmaxPlan> unsupported_rule(const Ask& a) {
+  if (std::optional<std::string> why = softmax_unsupported(a.p, a.d))
+    throw std::invalid_argument("softmax dispatch: " + *why);
+  return std::nullopt;
+}
+
+// 16-bit rows past block_row: block_hybrid's 512-thread tile, one block per row or across a
+// cluster of up to 8 (hybrid_cluster_default), where the rows give a full wave of blocks.
+std::optional<SoftmaxPlan> hybrid_cluster_16bit_rule(const Ask& a) {
+  if (a.p.dtype == DType::f32) return std::nullopt;
+  return hybrid_cluster_default(a.p, a.d, a.max_cluster);
+}
+
+// Longer rows: one block per row, registers and shared memory, while they hold the row; it
+// needs a full wave of rows (M >= SMs). Except fp32 rows that fill a cluster of 512-thread
+// register tiles exactly (N = 65536: 4 x 16384), which take the cluster: on the H200 faster
+// than block_hybrid's 16384 + 192 KiB (results/h200/tuning/; docs/performance.md,
+// "cluster_tile").
+std::optional<SoftmaxPlan> hybrid_rule(const Ask& a) {
+  const Problem& p = a.p;
+  if (p.N > block_hybrid_max_n(p.dtype, a.d) || p.M < a.d.sm_count) return std::nullopt;
+  if (p.dtype == DType::f32 && a.max_cluster > 1) {
+    SoftmaxPlan t = narrow_cluster_tile(a);
+    if (t.cluster > 1 && p.N == t.cluster * t.capacity && p.M * t.cluster >= a.d.sm_count) {
+      t.why += " (the row fills the cluster's tiles exactly: faster than block_hybrid)";
+      return t;
+    }
+  }
+  SoftmaxPlan h = block_hybrid_default(p, a.d);
+  if (h.threads > 0) return h;
+  return std::nullopt;
+}
+
+// fp32 rows just past block_hybrid, while two blocks of a cluster hold the row in shared memory
+// (cluster_row C = 2 fits: one block per SM; on the H200 faster than cluster_tile's 4 register
+// tiles at N = 100000): two blocks of a cluster, each holding half the row as block_hybrid holds
+// a row, 16384 elements in registers and the rest in shared memory (there faster than
+// cluster_row C = 2: results/h200/tuning/; docs/performance.md, "block_hybrid").
+std::optional<SoftmaxPlan> two_block_cluster_rule(const Ask& a) {
+  const Problem& p = a.p;
+  if (p.dtype != DType::f32 || a.max_cluster < 2 || p.N <= block_hybrid_max_n(p.dtype, a.d))
+    return std::nullopt;
+  SoftmaxPlan two = cluster_plan(p, a.d, 2);
+  if (two.cluster != 2 || p.M * 2 < a.d.sm_count) return std::nullopt;
+  SoftmaxPlan h = block_hybrid_plan(p, a.d, block_hybrid_tiles(p.dtype).front(), 2);
+  if (h.threads > 0) {
+    h.why += " (two blocks, each half the row in registers and shared memory: faster than "
+             "cluster_row's two)";
+    return h;
+  }
+  two.why += " (two blocks, each half the row in shared memory: faster than 4 register tiles)";
+  return two;
+}
+
+// Then a cluster of register tiles (fp32): two of 1024 threads while they hold the row, else up
+// to 8 of 512 threads; it needs at least a full wave of blocks (M x C >= SMs), else the rows
+// are split over the whole card.
+std::optional<SoftmaxPlan> cluster_tile_rule(const Ask& a) {
+  const Problem& p = a.p;
+  if (a.max_cluster <= 1 || p.N > cluster_tile_max_n(p.dtype)) return std::nullopt;
+  SoftmaxPlan t = cluster_tile_plan(p, a.d, cluster_tile_tiles(p.dtype).front(),
+                                    std::min(a.max_cluster, kClusterTileWideMax));
+  if (t.cluster == 0) t = narrow_cluster_tile(a);
+  if (t.cluster > 1 && p.M * t.cluster >= a.d.sm_count) return t;
+  return std::nullopt;
+}
+
+// The cluster_row plan for the rule below: the smallest cluster (up to 8) whose slices are at
+// most 64 KB, else at most 112 KB; cluster = 0 where none holds the row or the device has no
+// clusters.
+SoftmaxPlan cluster_row_default(const Ask& a) {
+  SoftmaxPlan c;
+  c.cluster = 0;
+  if (!family_available(SoftmaxFamily::cluster_row, a.d)) return c;
+  const int row_max = std::min(a.max_cluster, kClusterRowDefaultMax);
+  c = smallest_cluster(a.p, a.d, row_max, kClusterSliceTarget);
+  if (c.cluster == 0) c = smallest_cluster(a.p, a.d, row_max, kClusterSliceMax);
+  return c;
+}
+
+// Then rows in shared memory (up to 8 slices), again a cluster if the card is full of them.
+std::optional<SoftmaxPlan> cluster_row_rule(const Ask& a) {
+  SoftmaxPlan c = cluster_row_default(a);
+  if (c.cluster > 0 && a.p.M * c.cluster >= a.d.sm_count) return c;
+  return std::nullopt;
+}
+
+// Then fp32 rows no such cluster holds, across a cluster of block_hybrid blocks two an SM
+// (N = 2^18: 8 blocks of 16384 in registers + 64 KiB), if the card is full of them.
+std::optional<SoftmaxPlan> hybrid_cluster_fp32_rule(const Ask& a) {
+  if (a.p.dtype != DType::f32) return std::nullopt;
+  return hybrid_cluster_default(a.p, a.d, a.max_cluster);
+}
+
+// Everything else: split_row (split_default), saying why where a cluster held the row.
+std::optional<SoftmaxPlan> split_row_rule(const Ask& a) {
+  SoftmaxPlan s = split_default(a.p, a.d);
+  if (const SoftmaxPlan c = cluster_row_default(a); c.cluster > 0)
+    s.why += fmt::format(" (a cluster of {} would give only {} blocks for {} SMs)", c.cluster,
+                         a.p.M * c.cluster, a.d.sm_count);
+  return s;
+}
+
+// The dispatch, in order: the first rule that gives a plan runs.
+constexpr Rule kRules[] = {
+    warp_rows_rule,             // N <= 512 fp32, 1024 16-bit
+    hybrid_16bit_rule,          // 16-bit N in (16384, 32768], M >= SMs
+    block_row_rule,             // N <= 32768
+    unsupported_rule,           // longer rows on a card before sm_90: refused
+    hybrid_cluster_16bit_rule,  // 16-bit: block_hybrid, C = 1 ... 8
+    hybrid_rule,                // N <= 32768 + a block's shared memory, M >= SMs
+    two_block_cluster_rule,     // fp32, two blocks of a cluster hold the row
+    cluster_tile_rule,          // fp32 N <= 8 x 16384, M x C >= SMs
+    cluster_row_rule,           // up to 8 slices of 112 KB, M x C >= SMs
+    hybrid_cluster_fp32_rule,   // fp32 rows no cluster_row plan holds (2^18)
+    split_row_rule,             // everything else
+};
+
+}  // namespace
+
 SoftmaxPlan plan_softmax(const Problem& p, const DeviceLimits& d, int max_cluster) {
   check_problem(p);
-  max_cluster = std::clamp(max_cluster, 1, kMaxClusterSize);
-
-  const auto first = [&](SoftmaxFamily f) {
-    std::vector<SoftmaxPlan> plans = family_plans(f, p, d, max_cluster);
-    if (plans.empty())
-      throw std::logic_error(fmt::format("softmax dispatch: {} has no plan for {}", to_string(f),
-                                         shape_words(p)));
-    return plans.front();
-  };
-  const i64 need = p.N + row_head_room(p);  // a register tile holds the row's window
-  if (need <= warp_rows_max_n(p.dtype)) return first(SoftmaxFamily::warp_rows);
-  // 16-bit rows past 16384, where block_row would need its 1024-thread tile: a 512-thread
-  // block_hybrid, two per SM, if the rows fill the card.
-  if (p.dtype != DType::f32 && p.N > kBlockRowMaxN / 2 && need <= block_row_max_n(p.dtype) &&
-      p.M >= d.sm_count) {
-    SoftmaxPlan h = block_hybrid_default(p, d);
-    if (h.threads > 0 && h.threads < 1024) return h;
-  }
-  if (need <= block_row_max_n(p.dtype)) return first(SoftmaxFamily::block_row);
-
-  // cluster_tile on its 512-thread tiles (16384 fp32 elements each), up to 8 of them.
-  const auto narrow_cluster_tile = [&] {
-    return cluster_tile_plan(p, d, cluster_tile_tiles(p.dtype).back(),
-                             std::min(max_cluster, kClusterTileDefaultMax));
-  };
-
-  // 16-bit rows past block_row: block_hybrid's 512-thread tile, one block per row or across a
-  // cluster of up to 8 (hybrid_cluster_default), where the rows give a full wave of blocks.
-  if (p.dtype != DType::f32)
-    if (std::optional<SoftmaxPlan> h = hybrid_cluster_default(p, d, max_cluster)) return *h;
-
-  // Longer rows: one block per row, registers and shared memory, while they hold the row; it
-  // needs a full wave of rows (M >= SMs). Except fp32 rows that fill a cluster of 512-thread
-  // register tiles exactly (N = 65536: 4 x 16384), which take the cluster: on the H200 faster
-  // than block_hybrid's 16384 + 192 KiB (results/h200/tuning/; docs/performance.md,
-  // "cluster_tile").
-  if (p.N <= block_hybrid_max_n(p.dtype, d) && p.M >= d.sm_count) {
-    if (p.dtype == DType::f32 && max_cluster > 1) {
-      SoftmaxPlan t = narrow_cluster_tile();
-      if (t.cluster > 1 && p.N == t.cluster * t.capacity && p.M * t.cluster >= d.sm_count) {
-        t.why += " (the row fills the cluster's tiles exactly: faster than block_hybrid)";
-        return t;
-      }
-    }
-    SoftmaxPlan h = block_hybrid_default(p, d);
-    if (h.threads > 0) return h;
-  }
-
-  // fp32 rows just past block_hybrid, while two blocks of a cluster hold the row in shared memory
-  // (cluster_row C = 2 fits: one block per SM; on the H200 faster than cluster_tile's 4 register
-  // tiles at N = 100000): two blocks of a cluster, each holding half the row as block_hybrid holds
-  // a row, 16384 elements in registers and the rest in shared memory (there faster than
-  // cluster_row C = 2: results/h200/tuning/; docs/performance.md, "block_hybrid").
-  if (p.dtype == DType::f32 && max_cluster >= 2 && p.N > block_hybrid_max_n(p.dtype, d)) {
-    SoftmaxPlan two = cluster_plan(p, d, 2);
-    if (two.cluster == 2 && p.M * 2 >= d.sm_count) {
-      SoftmaxPlan h = block_hybrid_plan(p, d, block_hybrid_tiles(p.dtype).front(), 2);
-      if (h.threads > 0) {
-        h.why += " (two blocks, each half the row in registers and shared memory: faster than "
-                 "cluster_row's two)";
-        return h;
-      }
-      two.why += " (two blocks, each half the row in shared memory: faster than 4 register tiles)";
-      return two;
-    }
-  }
-
-  // Then a cluster of register tiles (fp32): two of 1024 threads while they hold the row, else up
-  // to 8 of 512 threads; it needs at least a full wave of blocks (M x C >= SMs), else the rows
-  // are split over the whole card.
-  if (max_cluster > 1 && p.N <= cluster_tile_max_n(p.dtype)) {
-    SoftmaxPlan t = cluster_tile_plan(p, d, cluster_tile_tiles(p.dtype).front(),
-                                      std::min(max_cluster, kClusterTileWideMax));
-    if (t.cluster == 0) t = narrow_cluster_tile();
-    if (t.cluster > 1 && p.M * t.cluster >= d.sm_count) return t;
-  }
-
-  // Then rows in shared memory (up to 8 slices), again a cluster if the card is full of them.
-  const int row_max = std::min(max_cluster, kClusterRowDefaultMax);
-  SoftmaxPlan c = smallest_cluster(p, d, row_max, kClusterSliceTarget);
-  if (c.cluster == 0) c = smallest_cluster(p, d, row_max, kClusterSliceMax);
-  if (c.cluster > 0 && p.M * c.cluster >= d.sm_count) return c;
-
-  // Then fp32 rows no such cluster holds, across a cluster of block_hybrid blocks two an SM
-  // (N = 2^18: 8 blocks of 16384 in registers + 64 KiB), if the card is full of them.
-  if (p.dtype == DType::f32)
-    if (std::optional<SoftmaxPlan> h = hybrid_cluster_default(p, d, max_cluster)) return *h;
-
-  SoftmaxPlan s = split_default(p, d);
-  if (c.cluster > 0)
-    s.why += fmt::format(" (a cluster of {} would give only {} blocks for {} SMs)", c.cluster,
-                         p.M * c.cluster, d.sm_count);
-  return s;
+  const Ask ask{p, d, device_max_cluster(d, max_cluster), p.N + row_head_room(p)};
+  for (Rule rule : kRules)
+    if (std::optional<SoftmaxPlan> plan = rule(ask)) return *std::move(plan);
+  throw std::logic_error("softmax dispatch: no rule gave a plan for " + shape_words(p));
 }
 
 std::vector<SoftmaxPlan> candidate_plans(const Problem& p, const DeviceLimits& d, int max_cluster) {

@@ -2,9 +2,12 @@
 //
 // A pure host function of (Problem, DeviceLimits): no GPU is needed to ask what `softmax` would
 // run, so the table below is unit-tested (tests/kernels/test_dispatch.cpp) and printed in
-// docs/performance.md. The registry entry `softmax` (softmax.cu) calls plan_softmax() and
-// launch_plan(); the tuning test (experiments/test_tuning.cpp, tag [.tune]) times every
-// plan candidate_plans() offers for a shape.
+// docs/performance.md; `softmax-bench plan --device-profile NAME` asks it for a card that is not
+// there. The families are those the device has (family_needs: before sm_90, warp_rows and
+// block_row only). The rule order is kRules in softmax_dispatch.cpp. The registry entry
+// `softmax` (softmax.cu) calls plan_softmax() and launch_plan(), which hands each family's
+// launcher its plan type (PlanForm); the tuning test (experiments/test_tuning.cpp, tag [.tune])
+// times every plan candidate_plans() offers for a shape.
 //
 // The kernel families, by row length (a register tile holds its elements as fp32 whatever the
 // storage, so a 16-bit tile takes half the 16-byte vectors per thread of an fp32 tile of the same
@@ -47,6 +50,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "core/problem.hpp"
@@ -79,7 +83,7 @@ inline constexpr std::size_t kClusterSliceMax = 112 * 1024;
 // split_row: a slice is never shorter than this (it bounds the workspace: see split_workspace_bytes).
 inline constexpr std::int64_t kMinSplitSlice = 2048;
 // split_row: a slice is copied into shared memory in this many chunks (row_slice.cuh), and the
-// ring of chunk slots (SoftmaxPlan::ring) has at most this many slots.
+// ring of chunk slots (SplitRowPlan::ring) has at most this many slots.
 inline constexpr int kSplitChunks = 4;
 inline constexpr int kSplitRingSlotsMax = 16;
 // split_row: aligned fp32 rows on chip take the pipelined exchange with two slices per block by
@@ -177,9 +181,97 @@ struct SoftmaxPlan {
   std::string why;              // the choice in words, for docs, logs and results' `extra`
 };
 
+// ---- What each family needs of the device --------------------------------------------------
+// warp_rows and block_row run on every card the build targets (sm_75 on); block_hybrid and
+// split_row copy their slices with TMA bulk copies onto mbarriers (sm_90); cluster_tile and
+// cluster_row, and block_hybrid across a cluster, exchange (max, sum) through distributed shared
+// memory (sm_90 and cluster launch).
+struct FamilyNeeds {
+  int min_cc = 75;        // compute capability x 10
+  bool clusters = false;  // thread-block clusters (cluster launch, distributed shared memory)
+};
+FamilyNeeds family_needs(SoftmaxFamily f);
+// Why a device with these limits cannot run family f ("cluster_row needs sm_90 ..."); nullopt
+// when it can.
+std::optional<std::string> family_unavailable(SoftmaxFamily f, const DeviceLimits& d);
+inline bool family_available(SoftmaxFamily f, const DeviceLimits& d) {
+  return !family_unavailable(f, d).has_value();
+}
+// Why no family this device has runs p, in one line: rows longer than block_row's largest tile
+// on a card without sm_90's bulk copies (every family for such rows needs them); nullopt when
+// plan_softmax has a plan. The registry entry refuses such shapes with this reason.
+std::optional<std::string> softmax_unsupported(const Problem& p, const DeviceLimits& d);
+
+// ---- What each family's launch takes ----------------------------------------------------------
+// One type per family, each with the fields its launcher and kernel use, compared field by field
+// (a defaulted operator==). plan_form() reads them out of a SoftmaxPlan; two plans are the same
+// plan when their forms are equal (candidate_plans lists each once).
+struct WarpRowsPlan {
+  int lanes_per_row = 0;       // G
+  int vecs = 0;                // K: 16-byte vectors per lane
+  bool two_pass = false;       // the max over the lane group first, then the sum
+  std::int64_t capacity = 0;   // elements a row's tile holds
+  std::int64_t grid = 0;       // blocks; 0: a persistent grid sized to the card
+  bool operator==(const WarpRowsPlan&) const = default;
+};
+struct BlockRowPlan {
+  int threads = 0;
+  int vecs = 0;
+  std::int64_t capacity = 0;
+  std::int64_t grid = 0;  // one block per row
+  bool operator==(const BlockRowPlan&) const = default;
+};
+struct BlockHybridPlan {
+  int threads = 0;
+  int vecs = 0;
+  std::int64_t capacity = 0;  // elements in registers a block
+  int cluster = 1;            // blocks a row (a cluster when > 1)
+  std::int64_t slice = 0;     // elements a block holds (N where cluster = 1)
+  std::int64_t resident = 0;  // of them in shared memory
+  std::size_t smem_bytes = 0;
+  std::int64_t grid = 0;
+  bool operator==(const BlockHybridPlan&) const = default;
+};
+struct ClusterTilePlan {
+  int threads = 0;
+  int vecs = 0;
+  std::int64_t capacity = 0;
+  int cluster = 0;
+  std::int64_t slice = 0;
+  std::int64_t grid = 0;
+  bool operator==(const ClusterTilePlan&) const = default;
+};
+struct ClusterRowPlan {
+  int cluster = 0;
+  std::int64_t slice = 0;
+  std::size_t smem_bytes = 0;
+  std::int64_t grid = 0;
+  bool thread_copy = false;  // cp.async by the threads, not the copy engine
+  bool operator==(const ClusterRowPlan&) const = default;
+};
+struct SplitRowPlan {
+  int slices = 1;
+  std::int64_t slice = 0;
+  std::int64_t resident = 0;
+  std::int64_t grid = 0;
+  std::size_t smem_bytes = 0;
+  bool prefetch = true;
+  bool tagged_partials = true;
+  int buffers = 1;
+  bool repoll = false;
+  bool interleaved = false;
+  bool ring = false;
+  std::size_t workspace_bytes = 0;
+  bool operator==(const SplitRowPlan&) const = default;
+};
+// In SoftmaxFamily's order.
+using PlanForm = std::variant<WarpRowsPlan, BlockRowPlan, BlockHybridPlan, ClusterTilePlan,
+                              ClusterRowPlan, SplitRowPlan>;
+
 // What `softmax` runs for p on a device with these limits. `max_cluster` is the largest cluster
-// the device accepts for the cluster kernel (16 on the H200 with the non-portable opt-in; 1 where
-// clusters are unavailable). Throws std::invalid_argument for M or N < 1 or ld < N.
+// the caller allows for the cluster kernels, lowered to d.max_cluster; the cluster families are
+// never picked where the device has no clusters (d.has_clusters()). Throws std::invalid_argument
+// for M or N < 1, ld < N, or a shape no family the device has runs (softmax_unsupported).
 SoftmaxPlan plan_softmax(const Problem& p, const DeviceLimits& d, int max_cluster = kMaxClusterSize);
 
 // Every plan worth timing for p: the default first, then the other tiles of the same family and
@@ -187,7 +279,8 @@ SoftmaxPlan plan_softmax(const Problem& p, const DeviceLimits& d, int max_cluste
 std::vector<SoftmaxPlan> candidate_plans(const Problem& p, const DeviceLimits& d,
                                          int max_cluster = kMaxClusterSize);
 
-// Plans for one family only (empty when the family cannot run p on this device).
+// Plans for one family only (empty when the family cannot run p on this device, or the device
+// lacks what the family needs: family_unavailable).
 std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const DeviceLimits& d,
                                       int max_cluster = kMaxClusterSize);
 
@@ -201,9 +294,14 @@ std::size_t split_workspace_bytes(const Problem& p);
 // plan by and what its launch passes the kernel.
 std::int64_t split_chunk_bytes(std::int64_t slice, DType t);
 int split_ring_slots(const SoftmaxPlan& plan, DType t);
+int split_ring_slots(const SplitRowPlan& plan, DType t);
 
-// Shared memory per SM implied by the per-block opt-in limit (sm_90: 227 KB + 1 KB reserved).
+// Shared memory per SM: d.shared_bytes_per_sm, or where that is 0 the per-block opt-in limit plus
+// the 1 KB reserved per block (sm_90: 227 KB + 1 KB).
 std::size_t smem_per_sm(const DeviceLimits& d);
+
+// The fields of plan's family (see PlanForm): the alternative of index plan.family.
+PlanForm plan_form(const SoftmaxPlan& plan);
 
 // One line for logs: "split_row S=264 slice=15888 resident=15888 R=1 grid=264 smem=63552 B".
 std::string summary(const SoftmaxPlan& plan);

@@ -15,18 +15,19 @@
 
 namespace smr::prod {
 
-void launch_warp_rows(const SoftmaxPlan& plan, const Launch& l);    // warp_rows.cu
-void launch_block_row(const SoftmaxPlan& plan, const Launch& l);    // block_row.cu
-void launch_block_hybrid(const SoftmaxPlan& plan, const Launch& l);  // block_hybrid.cu
-void launch_cluster_row(const SoftmaxPlan& plan, const Launch& l);  // cluster_row.cu
-void launch_cluster_tile(const SoftmaxPlan& plan, const Launch& l);  // cluster_tile.cu
-void launch_split_row(const SoftmaxPlan& plan, const Launch& l);    // split_row.cu
+// Each launcher takes its family's plan (softmax_dispatch.hpp, PlanForm).
+void launch_warp_rows(const WarpRowsPlan& plan, const Launch& l);        // warp_rows.cu
+void launch_block_row(const BlockRowPlan& plan, const Launch& l);        // block_row.cu
+void launch_block_hybrid(const BlockHybridPlan& plan, const Launch& l);  // block_hybrid.cu
+void launch_cluster_row(const ClusterRowPlan& plan, const Launch& l);    // cluster_row.cu
+void launch_cluster_tile(const ClusterTilePlan& plan, const Launch& l);  // cluster_tile.cu
+void launch_split_row(const SplitRowPlan& plan, const Launch& l);        // split_row.cu
 
 // Clusters of plan.cluster blocks with plan.smem_bytes each that the device can hold at once
 // (cudaOccupancyMaxActiveClusters); 0 when such a cluster cannot be scheduled at all.
-int cluster_row_active_clusters(const SoftmaxPlan& plan, DType t);
-int cluster_tile_active_clusters(const SoftmaxPlan& plan, DType t);
-int block_hybrid_active_clusters(const SoftmaxPlan& plan, DType t);  // plan.cluster > 1
+int cluster_row_active_clusters(const ClusterRowPlan& plan, DType t);
+int cluster_tile_active_clusters(const ClusterTilePlan& plan, DType t);
+int block_hybrid_active_clusters(const BlockHybridPlan& plan, DType t);  // plan.cluster > 1
 // Clusters of `cluster` blocks of `kernel` (`threads` threads, `smem` dynamic shared memory each)
 // the current device holds at once (cudaOccupancyMaxActiveClusters); an error -- a cluster the
 // device can never place -- counts as 0. What the three functions above ask (softmax.cu).
@@ -40,7 +41,7 @@ int active_clusters(const SoftmaxPlan& plan, DType t);
 bool cluster_placeable(const SoftmaxPlan& plan, DType t);
 
 // Blocks of the split kernel for dtype t with plan.smem_bytes that fit on one SM.
-int split_row_blocks_per_sm(const SoftmaxPlan& plan, DType t);
+int split_row_blocks_per_sm(const SplitRowPlan& plan, DType t);
 
 // Blocks of `kernel` (with `threads` threads and `smem` dynamic shared memory) the current device
 // holds at once: SMs x cudaOccupancyMaxActiveBlocksPerMultiprocessor.

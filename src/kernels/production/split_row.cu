@@ -158,7 +158,7 @@ __device__ __forceinline__ void stream_write(const T* window, T* y_window, std::
   }
 }
 
-// fp32 rows read twice, interleaved (SoftmaxPlan::interleaved; rows on 16-byte boundaries whose
+// fp32 rows read twice, interleaved (SplitRowPlan::interleaved; rows on 16-byte boundaries whose
 // windows line up): part s of a row keeps elements [s x resident, (s + 1) x resident) in shared
 // memory, and the rest of the row, [S x resident, N), is dealt out in rounds of S steps of
 // kSliceThreads vectors -- step r x S + s to part s -- and what is left under a whole round is cut
@@ -240,7 +240,7 @@ __device__ __forceinline__ void interleaved_write(const T* row, T* y_row, const 
   }
 }
 
-// A partial published as its own flag (SoftmaxPlan::tagged_partials): the (max, sum) pair as one
+// A partial published as its own flag (SplitRowPlan::tagged_partials): the (max, sum) pair as one
 // 64-bit word, stored and loaded relaxed at device scope -- no fence, no counter. The workspace's
 // slots are filled with kUnpublishedByte before each launch, so that an unpublished slot's sum
 // reads kUnpublished (-1.498...), a value no sum of exponentials takes (they are >= +0 or NaN,
@@ -348,17 +348,65 @@ __device__ __forceinline__ void write_and_refill(T* s, T* y_window, const SliceW
   }
 }
 
+// The kernels' parameters, one struct per kernel, its fields in the order (and so at the offsets)
+// the kernel's parameter list had them. x, y: the rows (ld_x, ld_y their strides), M x N; S slices
+// of `slice` elements a row; partials: M x S (max, sum) pairs, arrived: M counters (counted
+// partials only).
+template <class T>
+struct SplitRowParams {
+  const T* x;
+  T* y;
+  std::int64_t M, N, ld_x, ld_y;
+  int S;
+  std::int64_t slice;
+  std::int64_t resident;  // elements of a slice kept in shared memory (the rest read twice)
+  bool x_tma;             // the resident part copied in by the copy engine (else by the threads)
+  bool y_vec;             // y written in 16-byte vectors (its rows' windows line up with x's)
+  bool prefetch;          // the next slice prefetched into L2 while the row's partials are awaited
+  bool tagged;            // each partial its own flag (else counted in through `arrived`)
+  float2* partials;
+  unsigned* arrived;
+};
+
+template <class T>
+struct SplitRingParams {
+  const T* x;
+  T* y;
+  std::int64_t M, N, ld_x, ld_y;
+  int S;
+  std::int64_t slice;
+  int slots;  // chunk slots of the block's shared memory
+  float2* partials;
+};
+
+template <class T>
+struct SplitPipelinedParams {
+  const T* x;
+  T* y;
+  std::int64_t M, N, ld_x, ld_y;
+  int S;
+  std::int64_t slice;
+  std::int64_t part;  // elements of each of the kBuffers parts of shared memory (whole vectors)
+  bool y_vec;
+  bool prefetch;      // the slice each trip copies in prefetched into L2 at the trip's start
+  float2* partials;
+};
+
 // kWindowed: the rows may start off 16-byte boundaries (compiled apart from the aligned case, whose
 // offsets are 0 at compile time).
 // (kInterleaved: fp32 rows read twice with their streamed parts dealt out step by step, aligned
 // rows only: interleaved_part above.)
 template <class T, bool kWindowed, bool kInterleaved = false>
 __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
-    split_row_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t M, std::int64_t N,
-                     std::int64_t ld_x, std::int64_t ld_y, int S, std::int64_t slice,
-                     std::int64_t resident, bool x_tma, bool y_vec, bool prefetch,
-                     bool tagged, float2* __restrict__ partials,
-                     unsigned* __restrict__ arrived) {
+    split_row_kernel(const SplitRowParams<T> a) {
+  const T* __restrict__ x = a.x;
+  T* __restrict__ y = a.y;
+  const std::int64_t M = a.M, N = a.N, ld_x = a.ld_x, ld_y = a.ld_y, slice = a.slice,
+                     resident = a.resident;
+  const int S = a.S;
+  const bool x_tma = a.x_tma, y_vec = a.y_vec, prefetch = a.prefetch, tagged = a.tagged;
+  float2* __restrict__ partials = a.partials;
+  unsigned* __restrict__ arrived = a.arrived;
   constexpr int V = Vec<T>::kElems;
   extern __shared__ __align__(kVecBytes) unsigned char slice_smem[];
 #pragma nv_diag_suppress static_var_with_dynamic_init
@@ -457,7 +505,7 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
   }
 }
 
-// The ring of chunks (SoftmaxPlan::ring: rows on chip, one slice per block, 16-byte aligned rows
+// The ring of chunks (SplitRowPlan::ring: rows on chip, one slice per block, 16-byte aligned rows
 // of whole vectors whose windows line up). The kernel above copies its next slice in only as this
 // one is written, chunk c into chunk c's bytes, so a slice's copies are issued in the trip just
 // before its statistics, and a block whose slice fills less of its shared memory than it has
@@ -474,9 +522,12 @@ static_assert(kSliceChunks == kSplitChunks, "the dispatch sizes the ring's slots
 
 template <class T>
 __global__ void __launch_bounds__(kSliceThreads, 1)
-    split_row_ring_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t M,
-                          std::int64_t N, std::int64_t ld_x, std::int64_t ld_y, int S,
-                          std::int64_t slice, int slots, float2* __restrict__ partials) {
+    split_row_ring_kernel(const SplitRingParams<T> a) {
+  const T* __restrict__ x = a.x;
+  T* __restrict__ y = a.y;
+  const std::int64_t M = a.M, N = a.N, ld_x = a.ld_x, ld_y = a.ld_y, slice = a.slice;
+  const int S = a.S, slots = a.slots;
+  float2* __restrict__ partials = a.partials;
   constexpr int V = Vec<T>::kElems;
   extern __shared__ __align__(kVecBytes) unsigned char slice_smem[];
 #pragma nv_diag_suppress static_var_with_dynamic_init
@@ -541,7 +592,7 @@ __global__ void __launch_bounds__(kSliceThreads, 1)
   }
 }
 
-// The pipelined exchange (SoftmaxPlan::buffers = B = 2 or 3, rows on chip only): B slices per
+// The pipelined exchange (SplitRowPlan::buffers = B = 2 or 3, rows on chip only): B slices per
 // block, in B equal parts of its shared memory, so that most of a row's exchange is off the
 // critical path (docs/performance.md, "split_row", has the wait a trip with and without it).
 // In the kernel above, once a block's slice has landed it loads
@@ -584,10 +635,14 @@ __device__ __forceinline__ int next_part(int b) {
 
 template <class T, bool kWindowed, int kBuffers, bool kRepoll>
 __global__ void __launch_bounds__(kSliceThreads, 1)
-    split_row_pipelined_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t M,
-                               std::int64_t N, std::int64_t ld_x, std::int64_t ld_y, int S,
-                               std::int64_t slice, std::int64_t part, bool y_vec, bool prefetch,
-                               float2* __restrict__ partials) {
+    split_row_pipelined_kernel(const SplitPipelinedParams<T> a) {
+  const T* __restrict__ x = a.x;
+  T* __restrict__ y = a.y;
+  const std::int64_t M = a.M, N = a.N, ld_x = a.ld_x, ld_y = a.ld_y, slice = a.slice,
+                     part = a.part;
+  const int S = a.S;
+  const bool y_vec = a.y_vec, prefetch = a.prefetch;
+  float2* __restrict__ partials = a.partials;
   static_assert(kBuffers == 2 || kBuffers == 3);
   constexpr int V = Vec<T>::kElems;
   extern __shared__ __align__(kVecBytes) unsigned char slice_smem[];
@@ -714,7 +769,7 @@ void prepare() {
 
 // The kernel a plan runs (`windowed`: rows off 16-byte boundaries).
 template <class T>
-const void* split_kernel(const SoftmaxPlan& plan, bool windowed) {
+const void* split_kernel(const SplitRowPlan& plan, bool windowed) {
   if (plan.ring && !windowed) return reinterpret_cast<const void*>(split_row_ring_kernel<T>);
   if (plan.buffers > 1)
     return windowed ? reinterpret_cast<const void*>(
@@ -728,7 +783,7 @@ const void* split_kernel(const SoftmaxPlan& plan, bool windowed) {
 // Blocks of the plan's kernel the device holds at once with its shared memory, asked once per
 // kernel and size (the launch path of a timed run should not pay an occupancy query).
 template <class T>
-std::int64_t resident_split_blocks(const SoftmaxPlan& plan) {
+std::int64_t resident_split_blocks(const SplitRowPlan& plan) {
   static std::mutex mu;
   static std::map<std::tuple<int, std::size_t, int, bool, bool>, std::int64_t> cache;
   int device = 0;
@@ -744,7 +799,7 @@ std::int64_t resident_split_blocks(const SoftmaxPlan& plan) {
   return n;
 }
 
-void check_plan(const SoftmaxPlan& plan, const Problem& p) {
+void check_plan(const SplitRowPlan& plan, const Problem& p) {
   const std::int64_t V = kVecBytes / dtype_bytes(p.dtype);
   if (plan.slices < 1 || plan.slice < 1 || plan.slice % V != 0 ||
       static_cast<std::int64_t>(plan.slices) * plan.slice < p.N)
@@ -786,7 +841,7 @@ void check_plan(const SoftmaxPlan& plan, const Problem& p) {
 
 }  // namespace
 
-void launch_split_row(const SoftmaxPlan& plan, const Launch& l) {
+void launch_split_row(const SplitRowPlan& plan, const Launch& l) {
   const Problem& p = l.p;
   check_plan(plan, p);
   const std::size_t partial_bytes =
@@ -845,17 +900,23 @@ void launch_split_row(const SoftmaxPlan& plan, const Launch& l) {
       const auto kernel =
           windowed ? pipelined_kernel<T, true>(plan.buffers, plan.repoll)
                    : pipelined_kernel<T, false>(plan.buffers, plan.repoll);
-      CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, xp, yp, p.M, p.N, p.ld_x, p.ld_y, plan.slices,
-                                    plan.slice,
-                                    static_cast<std::int64_t>(part_bytes / sizeof(T)), y_vec,
-                                    plan.prefetch, partials));
+      const SplitPipelinedParams<T> args{xp,         yp,
+                                         p.M,        p.N,
+                                         p.ld_x,     p.ld_y,
+                                         plan.slices, plan.slice,
+                                         static_cast<std::int64_t>(part_bytes / sizeof(T)),
+                                         y_vec,      plan.prefetch,
+                                         partials};
+      CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, args));
     } else {
       // The ring: rows of whole vectors on 16-byte boundaries whose windows line up (else the
       // kernel below, on the same slices, each copied in as the one before is written).
       if (plan.ring && !windowed && y_vec && p.N % Vec<T>::kElems == 0) {
-        CUDA_CHECK(cudaLaunchKernelEx(&cfg, split_row_ring_kernel<T>, xp, yp, p.M, p.N, p.ld_x,
-                                      p.ld_y, plan.slices, plan.slice,
-                                      split_ring_slots(plan, p.dtype), partials));
+        const SplitRingParams<T> args{xp,          yp,         p.M,
+                                      p.N,         p.ld_x,     p.ld_y,
+                                      plan.slices, plan.slice, split_ring_slots(plan, p.dtype),
+                                      partials};
+        CUDA_CHECK(cudaLaunchKernelEx(&cfg, split_row_ring_kernel<T>, args));
       } else {
         auto kernel = windowed ? split_row_kernel<T, true> : split_row_kernel<T, false>;
         // Interleaved: rows on 16-byte boundaries whose windows line up (else the kernel above,
@@ -864,16 +925,18 @@ void launch_split_row(const SoftmaxPlan& plan, const Launch& l) {
           if (plan.interleaved && !windowed && x_tma && y_vec)
             kernel = split_row_kernel<T, false, true>;
         }
-        CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, xp, yp, p.M, p.N, p.ld_x, p.ld_y,
-                                      plan.slices, plan.slice, plan.resident, x_tma, y_vec,
-                                      plan.prefetch, plan.tagged_partials, partials, arrived));
+        const SplitRowParams<T> args{xp,          yp,           p.M,          p.N,
+                                     p.ld_x,      p.ld_y,       plan.slices,  plan.slice,
+                                     plan.resident, x_tma,      y_vec,        plan.prefetch,
+                                     plan.tagged_partials, partials, arrived};
+        CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, args));
       }
     }
     CUDA_CHECK_LAUNCH();
   });
 }
 
-int split_row_blocks_per_sm(const SoftmaxPlan& plan, DType t) {
+int split_row_blocks_per_sm(const SplitRowPlan& plan, DType t) {
   int per_sm = 0;
   with_storage(t, [&](auto type_tag) {
     using T = decltype(type_tag);

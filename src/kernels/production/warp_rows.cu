@@ -116,7 +116,7 @@ __global__ void __launch_bounds__(kWarpRowsThreads, warp_rows_min_blocks<T, K>()
 }
 
 template <class T, int G, int K, bool kTwoPass, Access A>
-void launch_access(const SoftmaxPlan& plan, const Launch& l) {
+void launch_access(const WarpRowsPlan& plan, const Launch& l) {
   const Problem& p = l.p;
   const auto kernel = warp_rows_kernel<T, G, K, kTwoPass, A>;
   constexpr std::int64_t kRowsPerBlock = (kWarpRowsThreads / kWarpSize) * (kWarpSize / G);
@@ -130,7 +130,7 @@ void launch_access(const SoftmaxPlan& plan, const Launch& l) {
 }
 
 template <class T, int G, int K, bool kTwoPass>
-void launch_tile(const SoftmaxPlan& plan, const Launch& l) {
+void launch_tile(const WarpRowsPlan& plan, const Launch& l) {
   const Access access = tile_access(l.x, l.p.ld_x, l.y, l.p.ld_y, sizeof(T), l.p.N,
                                     static_cast<std::int64_t>(G) * K * Vec<T>::kElems);
   with_access(access, [&](auto a) { launch_access<T, G, K, kTwoPass, a>(plan, l); });
@@ -138,7 +138,7 @@ void launch_tile(const SoftmaxPlan& plan, const Launch& l) {
 
 }  // namespace
 
-void launch_warp_rows(const SoftmaxPlan& plan, const Launch& l) {
+void launch_warp_rows(const WarpRowsPlan& plan, const Launch& l) {
   const Problem& p = l.p;
   bool found = false;
   with_storage(p.dtype, [&](auto type_tag) {

@@ -1,0 +1,100 @@
+// Named device profiles: the DeviceLimits of cards a student may have, so that the dispatch can say
+// what would run on a card that is not there (`softmax-bench plan --device-profile NAME`,
+// `softmax-bench model --device-profile NAME`, and the host tests of every profile).
+//
+// Sources. Compute capability, shared memory per SM and per block (opt-in), registers per SM and
+// thread-block clusters (sm_90 on; 8 portable, 16 with the non-portable opt-in): the CUDA C++
+// Programming Guide, "Technical Specifications per Compute Capability". SMs, L2, memory, its
+// bandwidth and FP32 peak: NVIDIA's published specifications --
+//   T4: the T4 Tensor Core GPU datasheet (40 SMs, 4 MB L2, 16 GB at 320 GB/s, 8.1 TFLOPS);
+//   A100: the NVIDIA A100 Tensor Core GPU Architecture whitepaper (108 SMs, 40 MB L2,
+//     19.5 TFLOPS; the 40 GB SXM4 card's 1555 GB/s);
+//   RTX 4090: the NVIDIA Ada GPU Architecture whitepaper (128 SMs, 72 MB L2, 24 GB at 1008 GB/s,
+//     82.6 TFLOPS);
+//   L4: the L4 Tensor Core GPU datasheet (24 GB at 300 GB/s, 30.3 TFLOPS) and the Ada whitepaper
+//     (58 SMs as the L4 ships, 48 MB L2);
+//   H100 SXM and H200: read from the cards (results/h100/default/results.json and
+//     results/h200/default/results.json, "device"); FP32 as the H200 model's (roofline/model.hpp).
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "kernels/registry.hpp"
+
+namespace smr {
+
+struct DeviceProfile {
+  std::string_view name;         // as --device-profile takes it
+  std::string_view description;  // the card, one line
+  DeviceLimits limits;
+  double fp32_GFLOPs = 0;  // datasheet FP32 peak (an FMA as 2 FLOP), for the model
+};
+
+namespace detail {
+
+constexpr DeviceLimits profile_limits(int cc, int sms, std::size_t l2, std::size_t smem_block,
+                                      std::size_t smem_sm, std::size_t global, double GBps) {
+  DeviceLimits d;
+  d.cc_major = cc / 10;
+  d.cc_minor = cc % 10;
+  d.sm_count = sms;
+  d.l2_bytes = l2;
+  d.shared_bytes_per_block = smem_block;
+  d.shared_bytes_per_sm = smem_sm;
+  d.global_bytes = global;
+  d.dram_GBps = GBps;
+  d.registers_per_sm = 65536;
+  d.cluster_launch = cc >= 90;
+  d.max_cluster = cc >= 90 ? 16 : 1;
+  return d;
+}
+
+inline constexpr std::size_t kMiB = 1024 * 1024;
+inline constexpr std::size_t kKiB = 1024;
+
+inline constexpr DeviceProfile kDeviceProfiles[] = {
+    {"t4", "NVIDIA T4 (sm_75, 40 SMs, 4 MB L2, 64 KB shared memory per block, no clusters)",
+     profile_limits(75, 40, 4 * kMiB, 64 * kKiB, 64 * kKiB, 16'000'000'000, 320.0),
+     8100.0},
+    {"a100", "NVIDIA A100 40GB SXM4 (sm_80, 108 SMs, 40 MB L2, 163 KB per block, no clusters)",
+     profile_limits(80, 108, 40 * kMiB, 163 * kKiB, 164 * kKiB, 40'000'000'000, 1555.0),
+     19500.0},
+    {"rtx4090", "NVIDIA GeForce RTX 4090 (sm_89, 128 SMs, 72 MB L2, 99 KB per block, no clusters)",
+     profile_limits(89, 128, 72 * kMiB, 99 * kKiB, 100 * kKiB, 24'000'000'000, 1008.0),
+     82600.0},
+    {"l4", "NVIDIA L4 (sm_89, 58 SMs, 48 MB L2, 99 KB per block, no clusters)",
+     profile_limits(89, 58, 48 * kMiB, 99 * kKiB, 100 * kKiB, 24'000'000'000, 300.0),
+     30300.0},
+    {"h100", "NVIDIA H100 80GB HBM3 SXM (sm_90, 132 SMs, 50 MB L2, 227 KB per block, clusters)",
+     profile_limits(90, 132, 52428800, 232448, 233472, 85017493504, 3352.32),
+     66900.0},
+    {"h200", "NVIDIA H200 (sm_90, 132 SMs, 60 MB L2, 227 KB per block, clusters)",
+     profile_limits(90, 132, 62914560, 232448, 233472, 150109880320, 4814.304),
+     66900.0},
+};
+
+}  // namespace detail
+
+// Every profile, in the order `--device-profile` lists them.
+inline std::span<const DeviceProfile> device_profiles() { return detail::kDeviceProfiles; }
+
+inline const DeviceProfile* find_device_profile(std::string_view name) {
+  for (const DeviceProfile& p : device_profiles())
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+// "t4, a100, rtx4090, l4, h100, h200": for error messages and --help.
+inline std::string device_profile_names() {
+  std::string out;
+  for (const DeviceProfile& p : device_profiles()) {
+    if (!out.empty()) out += ", ";
+    out += p.name;
+  }
+  return out;
+}
+
+}  // namespace smr
