@@ -57,9 +57,15 @@
 #include <utility>
 
 #include "kernels/cuda_check.hpp"
+#include "kernels/common/arch.cuh"
 #include "kernels/production/l2_prefetch.cuh"
 #include "kernels/production/row_slice.cuh"
 #include "kernels/production/softmax_families.hpp"
+
+// Below sm_90 the kernels trap (common/arch.cuh), and the device helpers only they call go unused.
+#if defined(__CUDA_ARCH__) && !SMR_ARCH_HAS_CLUSTERS
+#pragma nv_diag_suppress 177
+#endif
 
 namespace smr::prod {
 
@@ -359,6 +365,7 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
                      std::int64_t resident, bool x_tma, bool y_vec, bool prefetch,
                      bool tagged, float2* __restrict__ partials,
                      unsigned* __restrict__ arrived) {
+#if SMR_ARCH_HAS_CLUSTERS  // TMA bulk copies, fence.proxy.async (common/arch.cuh)
   constexpr int V = Vec<T>::kElems;
   extern __shared__ __align__(kVecBytes) unsigned char slice_smem[];
 #pragma nv_diag_suppress static_var_with_dynamic_init
@@ -455,6 +462,9 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
     write_and_refill(s, y_window, w, chunk_vecs(resident / V), y_vec, scale, has_next, next_window,
                      nw, sb);
   }
+#else
+  SMR_ARCH_UNSUPPORTED();
+#endif
 }
 
 // The ring of chunks (SoftmaxPlan::ring: rows on chip, one slice per block, 16-byte aligned rows
@@ -477,6 +487,7 @@ __global__ void __launch_bounds__(kSliceThreads, 1)
     split_row_ring_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t M,
                           std::int64_t N, std::int64_t ld_x, std::int64_t ld_y, int S,
                           std::int64_t slice, int slots, float2* __restrict__ partials) {
+#if SMR_ARCH_HAS_CLUSTERS  // TMA bulk copies, fence.proxy.async (common/arch.cuh)
   constexpr int V = Vec<T>::kElems;
   extern __shared__ __align__(kVecBytes) unsigned char slice_smem[];
 #pragma nv_diag_suppress static_var_with_dynamic_init
@@ -539,6 +550,9 @@ __global__ void __launch_bounds__(kSliceThreads, 1)
       issue(j + slots);
     }
   }
+#else
+  SMR_ARCH_UNSUPPORTED();
+#endif
 }
 
 // The pipelined exchange (SoftmaxPlan::buffers = B = 2 or 3, rows on chip only): B slices per
@@ -588,6 +602,7 @@ __global__ void __launch_bounds__(kSliceThreads, 1)
                                std::int64_t N, std::int64_t ld_x, std::int64_t ld_y, int S,
                                std::int64_t slice, std::int64_t part, bool y_vec, bool prefetch,
                                float2* __restrict__ partials) {
+#if SMR_ARCH_HAS_CLUSTERS  // TMA bulk copies, fence.proxy.async (common/arch.cuh)
   static_assert(kBuffers == 2 || kBuffers == 3);
   constexpr int V = Vec<T>::kElems;
   extern __shared__ __align__(kVecBytes) unsigned char slice_smem[];
@@ -679,6 +694,9 @@ __global__ void __launch_bounds__(kSliceThreads, 1)
                      SliceBarriers{bars[b]});
     if (has_refill) copy_slice_rest(buf(b), rf.src - rw.lo, rw);
   }
+#else
+  SMR_ARCH_UNSUPPORTED();
+#endif
 }
 
 // The pipelined kernel for `buffers` slices per block (2 or 3), with the early re-poll or without.
