@@ -14,8 +14,8 @@ FILE: a static library (.a), an object, a shared library or an executable. With 
 cuobjdump (on PATH or in /usr/local/cuda/bin) the listing and the instructions are cuobjdump's
 (`--list-elf`, `--list-ptx`, `-sass`). Without it (a toolkit without cuobjdump and nvdisasm), the
 fatbins are read here: the host ELF's .nv_fatbin sections, their images (kind, architecture), and
-in each SASS image (an ELF of its own, uncompressed by default) the size of every kernel's code
-section; the Hopper-only kernels (HOPPER_KERNELS) must then be a trap alone below sm_90 (at most
+in each SASS image (an ELF of its own; the zstd-compressed ones through the zstd command) the size
+of every kernel's code section; the Hopper-only kernels (HOPPER_KERNELS) must then be a trap alone below sm_90 (at most
 TRAP_BYTES of code) and real code at sm_90. `--tool` says which was used.
 """
 import argparse
@@ -28,7 +28,7 @@ import sys
 
 FATBIN_MAGIC = 0xBA55ED50
 KIND_PTX, KIND_ELF = 1, 2
-FLAG_COMPRESSED = 0x2000
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"  # nvcc 13 compresses large images (and PTX) with zstd
 # SASS of sm_90 and later that no earlier architecture has: cluster barriers (UCGABAR_*,
 # CGAERRBAR), mbarrier operations (SYNCS.*), bulk copies and prefetches (UBLKCP, UBLKPF, UBLKRED),
 # the tensor memory accelerator (UTMA*), fence.proxy.async (FENCE.VIEW.ASYNC).
@@ -98,11 +98,12 @@ def fatbin_images(blob):
             continue
         entry, end = pos + header_size, pos + header_size + size
         while entry + 64 <= end:
-            kind, _u, ehead, esize = struct.unpack_from("<HHIQ", blob, entry)
+            kind, _u, ehead, esize, compressed_size = struct.unpack_from("<HHIQI", blob, entry)
             arch, = struct.unpack_from("<I", blob, entry + 28)
-            flags, = struct.unpack_from("<Q", blob, entry + 40)
             payload = blob[entry + ehead:entry + ehead + esize]
-            images.append((kind, arch, bool(flags & FLAG_COMPRESSED), payload))
+            if compressed_size:
+                payload = payload[:compressed_size]
+            images.append((kind, arch, compressed_size != 0, payload))
             entry += ehead + esize
         pos = end
     return images
@@ -120,6 +121,15 @@ def read_images(path):
                 for image in fatbin_images(body[offset:offset + size]):
                     out.append((member, *image))
     return out
+
+
+def decompress(payload):
+    """A compressed image's bytes (zstd, through the zstd command), or None where it cannot be."""
+    zstd = shutil.which("zstd")
+    if not payload.startswith(ZSTD_MAGIC) or not zstd:
+        return None
+    r = subprocess.run([zstd, "-d", "-c", "-q"], input=payload, capture_output=True)
+    return r.stdout if r.returncode == 0 else None
 
 
 def kernel_code_sizes(cubin):
@@ -183,9 +193,11 @@ def check_kernels_own(images, archs):
         if kind != KIND_ELF or arch not in archs:
             continue
         if compressed:
-            problems.append(f"sm_{arch}: a compressed SASS image, not inspected (build without "
-                            "-Xfatbin=-compress-all, or use cuobjdump)")
-            continue
+            payload = decompress(payload)
+            if payload is None:
+                problems.append(f"sm_{arch}: a compressed SASS image that cannot be decompressed "
+                                "here (zstd missing?): use cuobjdump")
+                continue
         for name, size in kernel_code_sizes(payload).items():
             if any(k in name for k in HOPPER_KERNELS):
                 sizes.setdefault(arch, []).append((size, name))

@@ -42,12 +42,14 @@ def elf(sections):
 
 
 def fatbin(images):
-    """A fatbin of (kind, arch, payload) images (kind 2: SASS, an ELF; 1: PTX)."""
+    """A fatbin of (kind, arch, payload) images (kind 2: SASS, an ELF; 1: PTX); a payload of
+    bytes(zstd frame) stands for a compressed image, as nvcc 13 writes the large ones."""
     entries = b""
     for kind, arch, payload in images:
+        compressed = len(payload) if payload.startswith(b"\x28\xb5\x2f\xfd") else 0
         payload += b"\0" * (-len(payload) % 8)
-        head = struct.pack("<HHIQIIHHIIIQQQ", kind, 0x101, 64, len(payload), 0, 0, 8, 0, arch,
-                           0, 0, 0x11, 0, len(payload))
+        head = struct.pack("<HHIQIIHHIIIQQQ", kind, 0x101, 64, len(payload), compressed, 0, 8, 0,
+                           arch, 0, 0, 0x11, 0, len(payload))
         entries += head + payload
     return struct.pack("<IHHQ", 0xBA55ED50, 1, 16, len(entries)) + entries
 
@@ -111,6 +113,20 @@ class OwnReader(unittest.TestCase):
         self.assertEqual(r.returncode, 1)
         self.assertIn("sm_86: no SASS image", r.stderr)
         self.assertIn("compute_120: no PTX image", r.stderr)
+
+    @unittest.skipUnless(shutil.which("zstd"), "no zstd command: compressed images not read")
+    def test_compressed_images_are_read(self):
+        def zstd(data):
+            return subprocess.run(["zstd", "-c", "-q"], input=data, capture_output=True,
+                                  check=True).stdout
+        images = self.good()
+        images[1] = (2, 90, zstd(cubin({LAB: 4096, CLUSTER: 9000})))
+        r = run(self.object_with(images), "--tool", "own", "--check", "75,90")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        images[0] = (2, 75, zstd(cubin({LAB: 4096, CLUSTER: 9000})))
+        r = run(self.object_with(images), "--tool", "own", "--check", "75,90")
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("sm_75: " + CLUSTER + " has 9000 bytes of code", r.stderr)
 
     def test_missing_file_is_an_error(self):
         r = run("/nonexistent/libx.a")
