@@ -29,5 +29,25 @@
 #define SMR_ARCH_HAS_SM80 0
 #endif
 
+// Threads one SM holds: 1024 on Turing (sm_75), 1536 on sm_86, 87, 89 and from sm_110 on, 2048 on
+// sm_80, 90 and 100 (and in the host pass, where nothing reads it). A __launch_bounds__ minimum of
+// blocks per SM past it is ignored by ptxas with a warning: min_blocks_within() keeps it inside.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+#define SMR_ARCH_MAX_THREADS_PER_SM 1024
+#elif defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 860 || __CUDA_ARCH__ == 870 || \
+                                 __CUDA_ARCH__ == 890 || __CUDA_ARCH__ >= 1100)
+#define SMR_ARCH_MAX_THREADS_PER_SM 1536
+#else
+#define SMR_ARCH_MAX_THREADS_PER_SM 2048
+#endif
+
+namespace smr {
+// `blocks` blocks of `threads` threads per SM, or as many as the architecture being compiled holds.
+constexpr int min_blocks_within(int blocks, int threads) {
+  return blocks * threads <= SMR_ARCH_MAX_THREADS_PER_SM ? blocks
+                                                         : SMR_ARCH_MAX_THREADS_PER_SM / threads;
+}
+}  // namespace smr
+
 // The body of a kernel compiled for an architecture that lacks what it needs.
 #define SMR_ARCH_UNSUPPORTED() __trap()

@@ -44,10 +44,11 @@ namespace cg = cooperative_groups;
 namespace {
 
 // Three blocks per SM must fit (64 KB slices): the launch bounds keep a thread within 42 registers.
+// (On Turing, whose SM holds 1024 threads, where the kernel is a trap anyway: common/arch.cuh.)
 // kWindowed: the rows may start off 16-byte boundaries (compiled apart from the aligned case, whose
 // offsets are 0 at compile time).
 template <class T, bool kWindowed>
-__global__ void __launch_bounds__(kSliceThreads, 3)
+__global__ void __launch_bounds__(kSliceThreads, min_blocks_within(3, kSliceThreads))
     cluster_row_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t N,
                        std::int64_t ld_x, std::int64_t ld_y, std::int64_t slice, bool x_tma,
                        bool y_vec, bool thread_copy) {
