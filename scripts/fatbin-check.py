@@ -7,8 +7,9 @@ Hopper-only code (clusters, distributed shared memory, mbarrier transactions, bu
     scripts/fatbin-check.py FILE --check 75,80,86,89,90,100,120 [--ptx 120]
         also checks that every listed architecture has SASS (and --ptx's has PTX), and that no
         SASS image below sm_90 has a cluster, mbarrier-transaction, bulk-copy or TMA instruction
-        while the sm_90 image has them (the check's own control: it can see them). Exit 1 on a
-        failed check, naming it.
+        while the sm_90 image has them (the check's own control: it can see them); a PTX image
+        below compute_90 (--ptx 80: the 80-virtual build) is grepped for the same in PTX
+        (HOPPER_PTX). Exit 1 on a failed check, naming it.
 
 FILE: a static library (.a), an object, a shared library or an executable. With the CUDA toolkit's
 cuobjdump (on PATH or in /usr/local/cuda/bin) the listing and the instructions are cuobjdump's
@@ -33,6 +34,10 @@ ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"  # nvcc 13 compresses large images (and PTX) wi
 # CGAERRBAR), mbarrier operations (SYNCS.*), bulk copies and prefetches (UBLKCP, UBLKPF, UBLKRED),
 # the tensor memory accelerator (UTMA*), fence.proxy.async (FENCE.VIEW.ASYNC).
 HOPPER_SASS = re.compile(r"\b(UCGABAR\w*|CGAERRBAR|SYNCS\.[\w.]+|UBLK\w+|UTMA\w+|FENCE\.VIEW\.ASYNC)")
+# The same in PTX: cluster barriers and registers, distributed shared memory, mbarrier, bulk copies,
+# the async proxy's fence, elect.
+HOPPER_PTX = re.compile(r"barrier\.cluster|mbarrier|cp\.async\.bulk|fence\.proxy\.async|\bmapa\b|"
+                        r"%cluster|elect\.sync")
 # The kernels built only for sm_90 and later (src/kernels/common/arch.cuh): their names as they
 # appear in the mangled symbols.
 HOPPER_KERNELS = ("cluster_row_kernel", "cluster_tile_kernel", "block_hybrid_kernel",
@@ -217,6 +222,26 @@ def check_kernels_own(images, archs):
     return problems, notes
 
 
+def check_ptx_own(images, archs, base):
+    """PTX images below compute_90 (the listed `archs`) free of Hopper-only instructions."""
+    problems, notes = [], []
+    for member, kind, arch, compressed, payload in images:
+        member = member or base
+        if kind != KIND_PTX or arch not in archs or arch >= 90:
+            continue
+        text = decompress(payload) if compressed else payload
+        if text is None:
+            problems.append(f"compute_{arch} PTX of {member}: compressed, cannot be read here")
+            continue
+        found = sorted(set(HOPPER_PTX.findall(text.decode("ascii", "replace"))))
+        if found:
+            problems.append(f"compute_{arch} PTX of {member} has Hopper-only instructions: "
+                            f"{' '.join(found)}")
+        notes.append(f"compute_{arch} PTX of {member}: "
+                     f"{' '.join(found) if found else 'no Hopper-only instruction'}")
+    return problems, notes
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("file")
@@ -245,10 +270,10 @@ def main():
         images = read_images(args.file)
         lines = listing_own(images, base)
     print("\n".join(lines))
-    if not args.check:
+    if not args.check and not args.ptx:
         return 0
 
-    want = {int(a) for a in args.check.split(",") if a}
+    want = {int(a) for a in (args.check or "").split(",") if a}
     want_ptx = {int(a) for a in (args.ptx or "").split(",") if a}
     problems = []
     have_elf, have_ptx = archs_in(lines, "ELF"), archs_in(lines, "PTX")
@@ -256,9 +281,16 @@ def main():
     problems += [f"compute_{a}: no PTX image" for a in sorted(want_ptx - have_ptx)]
     if cuobjdump:
         p, notes = check_instructions_cuobjdump(cuobjdump, args.file, want & have_elf)
-    else:
+    elif want:
         p, notes = check_kernels_own(images, want & have_elf)
+    else:
+        p, notes = [], []
     problems += p
+    # PTX below compute_90 (an 80-virtual build): read here, with or without cuobjdump.
+    p, ptx_notes = check_ptx_own(images if images is not None else read_images(args.file),
+                                 want_ptx & have_ptx, base)
+    problems += p
+    notes += ptx_notes
     print(f"# SASS for: {' '.join(f'sm_{a}' for a in sorted(have_elf))}; "
           f"PTX for: {' '.join(f'compute_{a}' for a in sorted(have_ptx)) or 'none'}")
     for note in notes:

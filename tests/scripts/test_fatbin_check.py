@@ -128,6 +128,16 @@ class OwnReader(unittest.TestCase):
         self.assertEqual(r.returncode, 1)
         self.assertIn("sm_75: " + CLUSTER + " has 9000 bytes of code", r.stderr)
 
+    def test_ptx_below_compute_90_without_hopper_instructions(self):
+        clean = b".target sm_80\n.entry k() { trap; }\n"
+        r = run(self.object_with([(1, 80, clean)]), "--tool", "own", "--ptx", "80")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        cluster = clean + b"barrier.cluster.arrive;\ncp.async.bulk.prefetch.L2.global [%rd1], 16;\n"
+        r = run(self.object_with([(1, 80, cluster)]), "--tool", "own", "--ptx", "80")
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("compute_80 PTX of k.o has Hopper-only instructions: barrier.cluster "
+                      "cp.async.bulk", r.stderr)
+
     def test_missing_file_is_an_error(self):
         r = run("/nonexistent/libx.a")
         self.assertEqual(r.returncode, 2)
