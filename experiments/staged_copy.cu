@@ -41,9 +41,15 @@
 #include <vector>
 
 #include "experiments/staged_copy.hpp"
+#include "kernels/common/arch.cuh"
 #include "kernels/cuda_check.hpp"
 #include "kernels/production/row_slice.cuh"
 #include "kernels/common/softmax_math.cuh"
+
+// Below sm_90 the kernels trap (common/arch.cuh), and the device helpers only they call go unused.
+#if defined(__CUDA_ARCH__) && !SMR_ARCH_HAS_CLUSTERS
+#pragma nv_diag_suppress 177
+#endif
 
 namespace smr::experiments {
 namespace {
@@ -76,6 +82,7 @@ __global__ void __launch_bounds__(kStagedThreads)
     staged_copy_kernel(const uint4* __restrict__ src, uint4* __restrict__ dst, std::int64_t vecs,
                        std::int64_t stage_vecs, bool read_pass, bool thread_copy,
                        bool exp_work, unsigned exp_mask, long long delay_cycles) {
+#if SMR_ARCH_HAS_CLUSTERS  // TMA bulk copies, fence.proxy.async (common/arch.cuh)
   extern __shared__ __align__(16) unsigned char staged_smem[];
 #pragma nv_diag_suppress static_var_with_dynamic_init
   __shared__ BlockBarrier bars[kBuffers][kChunks];
@@ -207,6 +214,9 @@ __global__ void __launch_bounds__(kStagedThreads)
   if constexpr (kBulkStore) {
     if (threadIdx.x == 0) cuda::ptx::cp_async_bulk_wait_group(cuda::ptx::n32_t<0>{});
   }
+#else
+  SMR_ARCH_UNSUPPORTED();
+#endif
 }
 
 template <int kBuffers, int kChunks, bool kBulkStore>

@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "kernels/ceilings/ceilings.hpp"
+#include "kernels/common/arch.cuh"
 #include "kernels/cuda_check.hpp"
 #include "kernels/entries.hpp"
 #include "kernels/preconditions.hpp"
@@ -52,15 +53,20 @@ using ceilings::CopyVariant;
 
 // A 16-byte load with the variant's hint: ld.global.nc (the read-only path, no hint), the same
 // with L2::256B (the L2 fetches whole 256-byte blocks from DRAM, twice the 128-byte line), or
-// ld.global.cs (streaming: evict first).
+// ld.global.cs (streaming: evict first). L2::256B exists from sm_80 on (common/arch.cuh): on
+// sm_75 that variant loads as the first does.
 template <int kHint>
 __device__ __forceinline__ uint4 load_word(const uint4* p) {
   if constexpr (kHint == 1) {
+#if SMR_ARCH_HAS_SM80
     uint4 v;
     asm volatile("ld.global.nc.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
                  : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
                  : "l"(p));
     return v;
+#else
+    return __ldg(p);
+#endif
   } else if constexpr (kHint == 2) {
     return __ldcs(p);
   } else {

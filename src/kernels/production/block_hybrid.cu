@@ -55,6 +55,7 @@
 #include <string>
 #include <type_traits>
 
+#include "kernels/common/arch.cuh"
 #include "kernels/production/cluster_stats.cuh"
 #include "kernels/cuda_check.hpp"
 #include "kernels/production/row_slice.cuh"
@@ -76,6 +77,9 @@ inline constexpr int kOutputGroup = sizeof(T) == 4 ? 2 : 1;
 // kCluster: this block's part of the row is slice `rank` of C (elements [rank x slice, ...), a
 // multiple of V from the row's start, so it lies against 16-byte boundaries as the row does);
 // else the whole row (slice = N).
+// TMA bulk copies (and across a cluster, clusters): sm_90 and later only (common/arch.cuh); the
+// kernel traps elsewhere.
+#if SMR_ARCH_HAS_CLUSTERS
 template <int W, bool kWindowed, bool kCluster, int kThreads, int K, class T>
 __device__ __forceinline__ void block_hybrid_body(const T* __restrict__ x, T* __restrict__ y,
                                                   std::int64_t N, std::int64_t ld_x,
@@ -126,6 +130,7 @@ __device__ __forceinline__ void block_hybrid_body(const T* __restrict__ x, T* __
   // No block may exit (and free its shared memory) while another still reads its pair.
   if constexpr (kCluster) cluster_wait_readers();
 }
+#endif  // SMR_ARCH_HAS_CLUSTERS
 
 // A thread within 64 registers: 1024 threads per SM (one block of 1024, or two of 512;
 // softmax_families.hpp).
@@ -133,8 +138,13 @@ template <class T, int kThreads, int K, Access A, bool kCluster>
 __global__ void __launch_bounds__(kThreads, kTileMinBlocks<kThreads>)
     block_hybrid_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t N,
                         std::int64_t ld_x, std::int64_t ld_y, std::int64_t slice) {
+#if SMR_ARCH_HAS_CLUSTERS
   block_hybrid_body<kGroupWidth<T, A>, kWindowed<A>, kCluster, kThreads, K>(x, y, N, ld_x, ld_y,
                                                                             slice);
+#else
+  (void)x, (void)y, (void)N, (void)ld_x, (void)ld_y, (void)slice;
+  SMR_ARCH_UNSUPPORTED();
+#endif
 }
 
 template <class T, Access A, class F>

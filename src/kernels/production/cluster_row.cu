@@ -31,6 +31,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/common/arch.cuh"
 #include "kernels/production/cluster_stats.cuh"
 #include "kernels/cuda_check.hpp"
 #include "kernels/production/row_slice.cuh"
@@ -43,13 +44,15 @@ namespace cg = cooperative_groups;
 namespace {
 
 // Three blocks per SM must fit (64 KB slices): the launch bounds keep a thread within 42 registers.
+// (On Turing, whose SM holds 1024 threads, where the kernel is a trap anyway: common/arch.cuh.)
 // kWindowed: the rows may start off 16-byte boundaries (compiled apart from the aligned case, whose
 // offsets are 0 at compile time).
 template <class T, bool kWindowed>
-__global__ void __launch_bounds__(kSliceThreads, 3)
+__global__ void __launch_bounds__(kSliceThreads, min_blocks_within(3, kSliceThreads))
     cluster_row_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t N,
                        std::int64_t ld_x, std::int64_t ld_y, std::int64_t slice, bool x_tma,
                        bool y_vec, bool thread_copy) {
+#if SMR_ARCH_HAS_CLUSTERS  // clusters, TMA (common/arch.cuh)
   static_assert(kSliceThreads % kWarpSize == 0);
   extern __shared__ __align__(kVecBytes) unsigned char slice_smem[];
 #pragma nv_diag_suppress static_var_with_dynamic_init
@@ -79,6 +82,11 @@ __global__ void __launch_bounds__(kSliceThreads, 3)
 
   // No block may exit (and free its shared memory) while another still reads its partial.
   cluster_wait_readers();
+#else
+  (void)x, (void)y, (void)N, (void)ld_x, (void)ld_y, (void)slice, (void)x_tma, (void)y_vec,
+      (void)thread_copy;
+  SMR_ARCH_UNSUPPORTED();
+#endif
 }
 
 // Once per process and instantiation: the dynamic shared memory limit and the 16-block opt-in.

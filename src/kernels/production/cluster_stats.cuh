@@ -24,9 +24,12 @@
 #include <cooperative_groups.h>
 #include <cuda/ptx>
 
+#include "kernels/common/arch.cuh"
 #include "kernels/common/reduce.cuh"
 #include "kernels/production/row_stats.cuh"
 
+// sm_90 and later only (clusters): defined for no other architecture (common/arch.cuh).
+#if SMR_ARCH_HAS_CLUSTERS
 namespace smr::prod {
 
 // The row's statistics from this block's pair `block` (the same in every thread: a block
@@ -56,3 +59,4 @@ __device__ __forceinline__ RowStats cluster_row_stats(RowStats& slot, RowStats b
 __device__ __forceinline__ void cluster_wait_readers() { cuda::ptx::barrier_cluster_wait(); }
 
 }  // namespace smr::prod
+#endif  // SMR_ARCH_HAS_CLUSTERS

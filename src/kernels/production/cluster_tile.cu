@@ -33,6 +33,7 @@
 #include <string>
 #include <type_traits>
 
+#include "kernels/common/arch.cuh"
 #include "kernels/production/cluster_stats.cuh"
 #include "kernels/cuda_check.hpp"
 #include "kernels/production/row_tile.cuh"
@@ -44,6 +45,8 @@ namespace cg = cooperative_groups;
 
 namespace {
 
+// Clusters: sm_90 and later only (common/arch.cuh); the kernel traps elsewhere.
+#if SMR_ARCH_HAS_CLUSTERS
 template <int W, bool kWindowed, int kThreads, int K, class T>
 __device__ __forceinline__ void cluster_tile_body(const T* __restrict__ x, T* __restrict__ y,
                                                   std::int64_t N, std::int64_t ld_x,
@@ -70,13 +73,19 @@ __device__ __forceinline__ void cluster_tile_body(const T* __restrict__ x, T* __
   // No block may exit (and free its shared memory) while another still reads its partial.
   cluster_wait_readers();
 }
+#endif  // SMR_ARCH_HAS_CLUSTERS
 
 // At least 1024 threads per SM: each thread within 64 registers (softmax_families.hpp).
 template <class T, int kThreads, int K, Access A>
 __global__ void __launch_bounds__(kThreads, kTileMinBlocks<kThreads>)
     cluster_tile_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t N,
                         std::int64_t ld_x, std::int64_t ld_y, std::int64_t slice) {
+#if SMR_ARCH_HAS_CLUSTERS
   cluster_tile_body<kGroupWidth<T, A>, kWindowed<A>, kThreads, K>(x, y, N, ld_x, ld_y, slice);
+#else
+  (void)x, (void)y, (void)N, (void)ld_x, (void)ld_y, (void)slice;
+  SMR_ARCH_UNSUPPORTED();
+#endif
 }
 
 // f(kernel, capacity) for the plan's tile.

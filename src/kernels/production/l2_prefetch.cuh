@@ -7,12 +7,19 @@
 
 #include <cstdint>
 
+#include "kernels/common/arch.cuh"
+
 namespace smr::prod {
 
 // Brings bytes [src, src + bytes) towards L2 without waiting (one bulk prefetch instruction;
-// 16-byte aligned source and size).
+// 16-byte aligned source and size). sm_90 and later; elsewhere nothing (a hint).
 __device__ __forceinline__ void prefetch_l2(const void* src, std::uint32_t bytes) {
+#if SMR_ARCH_HAS_CLUSTERS
   asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(src), "r"(bytes) : "memory");
+#else
+  (void)src;
+  (void)bytes;
+#endif
 }
 
 }  // namespace smr::prod

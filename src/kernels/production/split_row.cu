@@ -57,9 +57,15 @@
 #include <utility>
 
 #include "kernels/cuda_check.hpp"
+#include "kernels/common/arch.cuh"
 #include "kernels/production/l2_prefetch.cuh"
 #include "kernels/production/row_slice.cuh"
 #include "kernels/production/softmax_families.hpp"
+
+// Below sm_90 the kernels trap (common/arch.cuh), and the device helpers only they call go unused.
+#if defined(__CUDA_ARCH__) && !SMR_ARCH_HAS_CLUSTERS
+#pragma nv_diag_suppress 177
+#endif
 
 namespace smr::prod {
 
@@ -399,6 +405,7 @@ struct SplitPipelinedParams {
 template <class T, bool kWindowed, bool kInterleaved = false>
 __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
     split_row_kernel(const SplitRowParams<T> a) {
+#if SMR_ARCH_HAS_CLUSTERS  // TMA bulk copies, fence.proxy.async (common/arch.cuh)
   const T* __restrict__ x = a.x;
   T* __restrict__ y = a.y;
   const std::int64_t M = a.M, N = a.N, ld_x = a.ld_x, ld_y = a.ld_y, slice = a.slice,
@@ -503,6 +510,9 @@ __global__ void __launch_bounds__(kSliceThreads, kSplitBlocksPerSm)
     write_and_refill(s, y_window, w, chunk_vecs(resident / V), y_vec, scale, has_next, next_window,
                      nw, sb);
   }
+#else
+  SMR_ARCH_UNSUPPORTED();
+#endif
 }
 
 // The ring of chunks (SplitRowPlan::ring: rows on chip, one slice per block, 16-byte aligned rows
@@ -523,6 +533,7 @@ static_assert(kSliceChunks == kSplitChunks, "the dispatch sizes the ring's slots
 template <class T>
 __global__ void __launch_bounds__(kSliceThreads, 1)
     split_row_ring_kernel(const SplitRingParams<T> a) {
+#if SMR_ARCH_HAS_CLUSTERS  // TMA bulk copies, fence.proxy.async (common/arch.cuh)
   const T* __restrict__ x = a.x;
   T* __restrict__ y = a.y;
   const std::int64_t M = a.M, N = a.N, ld_x = a.ld_x, ld_y = a.ld_y, slice = a.slice;
@@ -590,6 +601,9 @@ __global__ void __launch_bounds__(kSliceThreads, 1)
       issue(j + slots);
     }
   }
+#else
+  SMR_ARCH_UNSUPPORTED();
+#endif
 }
 
 // The pipelined exchange (SplitRowPlan::buffers = B = 2 or 3, rows on chip only): B slices per
@@ -636,6 +650,7 @@ __device__ __forceinline__ int next_part(int b) {
 template <class T, bool kWindowed, int kBuffers, bool kRepoll>
 __global__ void __launch_bounds__(kSliceThreads, 1)
     split_row_pipelined_kernel(const SplitPipelinedParams<T> a) {
+#if SMR_ARCH_HAS_CLUSTERS  // TMA bulk copies, fence.proxy.async (common/arch.cuh)
   const T* __restrict__ x = a.x;
   T* __restrict__ y = a.y;
   const std::int64_t M = a.M, N = a.N, ld_x = a.ld_x, ld_y = a.ld_y, slice = a.slice,
@@ -734,6 +749,9 @@ __global__ void __launch_bounds__(kSliceThreads, 1)
                      SliceBarriers{bars[b]});
     if (has_refill) copy_slice_rest(buf(b), rf.src - rw.lo, rw);
   }
+#else
+  SMR_ARCH_UNSUPPORTED();
+#endif
 }
 
 // The pipelined kernel for `buffers` slices per block (2 or 3), with the early re-poll or without.

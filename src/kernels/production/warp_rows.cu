@@ -35,6 +35,7 @@
 #include <string>
 #include <type_traits>
 
+#include "kernels/common/arch.cuh"
 #include "kernels/cuda_check.hpp"
 #include "kernels/production/row_tile.cuh"
 #include "kernels/production/softmax_families.hpp"
@@ -108,8 +109,10 @@ constexpr int warp_rows_min_blocks() {
   }
 }
 
+// (On Turing, whose SM holds 1024 threads, at most 4 blocks: common/arch.cuh.)
 template <class T, int G, int K, bool kTwoPass, Access A>
-__global__ void __launch_bounds__(kWarpRowsThreads, warp_rows_min_blocks<T, K>())
+__global__ void __launch_bounds__(kWarpRowsThreads,
+                                  min_blocks_within(warp_rows_min_blocks<T, K>(), kWarpRowsThreads))
     warp_rows_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t M, std::int64_t N,
                      std::int64_t ld_x, std::int64_t ld_y) {
   warp_rows_body<kGroupWidth<T, A>, kWindowed<A>, G, K, kTwoPass>(x, y, M, N, ld_x, ld_y);
