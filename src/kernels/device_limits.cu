@@ -1,6 +1,7 @@
 // read_device_limits (registry.hpp): the DeviceLimits of a CUDA device, every field read from it.
 #include <algorithm>
 
+#include "kernels/common/arch.hpp"
 #include "kernels/cuda_check.hpp"
 #include "kernels/registry.hpp"
 
@@ -61,6 +62,14 @@ DeviceLimits read_device_limits(int device) {
   int current = 0;
   CUDA_CHECK(cudaGetDevice(&current));
   if (current != device) CUDA_CHECK(cudaSetDevice(device));
+  // The dispatch plans for what the card and the loaded code both run: a build for 80-virtual on
+  // an H100 has the Hopper-only families' sm_80 bodies, a trap (common/arch.cuh), so there the
+  // limits are those of an sm_80 card without clusters.
+  if (const int code = kernels_code_arch(); code > 0 && code < d.compute_capability()) {
+    d.cc_major = code / 10;
+    d.cc_minor = code % 10;
+    if (code < 90) d.cluster_launch = false;
+  }
   d.max_cluster = probe_max_cluster(d.cluster_launch);
   if (current != device) CUDA_CHECK(cudaSetDevice(current));
   return d;
