@@ -39,9 +39,10 @@ TEST_CASE("remodel_records: cudnn's long rows get its measured 5-pass model, the
 TEST_CASE("fp32_peak_GFLOPs: the card's own peak from its properties", "[ceilings]") {
   // T4: 40 SMs x 64 lanes x 2 x 1.59 GHz; A100: 108 x 64 x 2 x 1.41 GHz; H100 SXM: 132 x 128 x 2 x
   // 1.98 GHz (the datasheets' 8.1, 19.5 and 66.9 TFLOP/s).
-  CHECK(fp32_peak_GFLOPs(7, 5, 40, 1590000) == Approx(8140.8));
-  CHECK(fp32_peak_GFLOPs(8, 0, 108, 1410000) == Approx(19491.8));
-  CHECK(fp32_peak_GFLOPs(8, 9, 58, 2040000) == Approx(30289.9));  // L4: 128 lanes from 8.6 on
-  CHECK(fp32_peak_GFLOPs(9, 0, 132, 1980000) == Approx(66908.2));
+  CHECK_THAT(fp32_peak_GFLOPs(7, 5, 40, 1590000), Catch::Matchers::WithinRel(8140.8, 1e-4));
+  CHECK_THAT(fp32_peak_GFLOPs(8, 0, 108, 1410000), Catch::Matchers::WithinRel(19491.8, 1e-4));
+  // L4: 128 lanes from 8.6 on.
+  CHECK_THAT(fp32_peak_GFLOPs(8, 9, 58, 2040000), Catch::Matchers::WithinRel(30289.9, 1e-4));
+  CHECK_THAT(fp32_peak_GFLOPs(9, 0, 132, 1980000), Catch::Matchers::WithinRel(66908.2, 1e-4));
   CHECK(fp32_peak_GFLOPs(9, 0, 132, 0) == 0);  // clock unknown: no number made up
 }
