@@ -17,6 +17,7 @@ namespace smr {
 
 namespace {
 
+#ifndef SMR_LAB_ONLY
 constexpr SoftmaxFamily kFamilies[] = {SoftmaxFamily::warp_rows,    SoftmaxFamily::block_row,
                                        SoftmaxFamily::block_hybrid, SoftmaxFamily::cluster_tile,
                                        SoftmaxFamily::cluster_row,  SoftmaxFamily::split_row};
@@ -72,6 +73,8 @@ std::string families_line(const DeviceLimits& d) {
                      not_runs.empty() ? std::string() : "; not:" + not_runs);
 }
 
+#endif  // SMR_LAB_ONLY
+
 }  // namespace
 
 CLI::App* add_plan_command(CLI::App& app, PlanArgs& a) {
@@ -88,6 +91,12 @@ CLI::App* add_plan_command(CLI::App& app, PlanArgs& a) {
 }
 
 int cmd_plan(const PlanArgs& a) {
+#ifdef SMR_LAB_ONLY
+  (void)a;
+  std::fprintf(stderr, "softmax-bench: plan shows the production softmax's choice, which a lab build "
+                       "leaves out; cmake --preset release builds it\n");
+  return exit_code::bad_input;
+#else
   std::vector<DType> types;
   for (const std::string& s : a.dtypes) {
     const std::optional<DType> t = parse_dtype(s);
@@ -116,13 +125,18 @@ int cmd_plan(const PlanArgs& a) {
     std::printf("%s\n  %s\n", summary(plan).c_str(), plan.why.c_str());
   }
   return exit_code::ok;
+#endif
 }
 
 std::string device_families_text() {
+#ifdef SMR_LAB_ONLY
+  return "";  // the families are the production softmax's: not in a lab build
+#else
   if (!gpu_available()) return "";
   const DeviceInfo info = query_device();
   return fmt::format("The GPU at hand: {} (sm_{}{}, {} SMs); {}\n", info.name, info.cc_major,
                      info.cc_minor, info.sm_count, families_line(info.limits()));
+#endif
 }
 
 }  // namespace smr
