@@ -1,5 +1,7 @@
 #include "harness/device.hpp"
 
+#include "kernels/device_profiles.hpp"
+
 namespace smr {
 
 bool gpu_available() {
@@ -47,22 +49,6 @@ double DeviceInfo::peak_dram_GBps() const {
   return 2.0 * memory_clock_khz * 1e3 * (memory_bus_bits / 8.0) / 1e9;
 }
 
-DeviceLimits DeviceInfo::limits() const {
-  DeviceLimits d;
-  d.sm_count = sm_count;
-  d.shared_bytes_per_block = shared_per_block_optin;
-  d.l2_bytes = static_cast<std::size_t>(l2_bytes);
-  d.global_bytes = static_cast<std::size_t>(global_bytes);
-  d.cc_major = cc_major;
-  d.cc_minor = cc_minor;
-  d.shared_bytes_per_sm = shared_per_sm;
-  d.registers_per_sm = registers_per_sm;
-  d.cluster_launch = cluster_launch;
-  d.max_cluster = max_cluster;
-  d.dram_GBps = peak_dram_GBps();
-  return d;
-}
-
 nlohmann::json DeviceInfo::to_json() const {
   return {{"ordinal", ordinal},
           {"name", name},
@@ -74,13 +60,23 @@ nlohmann::json DeviceInfo::to_json() const {
           {"shared_per_sm_bytes", shared_per_sm},
           {"registers_per_sm", registers_per_sm},
           {"cluster_launch", cluster_launch},
-          {"max_cluster", max_cluster},
           {"memory_clock_khz", memory_clock_khz},
           {"memory_bus_bits", memory_bus_bits},
           {"sm_clock_khz", sm_clock_khz},
           {"peak_dram_GBps", peak_dram_GBps()},
           {"driver_version", driver_version},
-          {"runtime_version", runtime_version}};
+          {"runtime_version", runtime_version},
+          {"dispatch_limits",
+           {{"compute_capability", std::to_string(dispatch.cc_major) + "." +
+                                       std::to_string(dispatch.cc_minor)},
+            {"cluster_launch", dispatch.cluster_launch},
+            {"max_cluster", dispatch.max_cluster},
+            {"shared_per_block_bytes", dispatch.shared_bytes_per_block},
+            {"shared_per_sm_bytes", dispatch.shared_bytes_per_sm},
+            {"registers_per_sm", dispatch.registers_per_sm},
+            {"restricted_to_profile", restricted_to_profile.empty()
+                                          ? nlohmann::json(nullptr)
+                                          : nlohmann::json(restricted_to_profile)}}}};
 }
 
 DeviceInfo query_device(int ordinal) {
@@ -98,11 +94,17 @@ DeviceInfo query_device(int ordinal) {
   info.memory_bus_bits = prop.memoryBusWidth;
   CUDA_CHECK(cudaDeviceGetAttribute(&info.memory_clock_khz, cudaDevAttrMemoryClockRate, ordinal));
   CUDA_CHECK(cudaDeviceGetAttribute(&info.sm_clock_khz, cudaDevAttrClockRate, ordinal));
-  const DeviceLimits limits = read_device_limits(ordinal);
-  info.shared_per_sm = limits.shared_bytes_per_sm;
-  info.registers_per_sm = limits.registers_per_sm;
-  info.cluster_launch = limits.cluster_launch;
-  info.max_cluster = limits.max_cluster;
+  const auto attr = [ordinal](cudaDeviceAttr a) {
+    int v = 0;
+    CUDA_CHECK(cudaDeviceGetAttribute(&v, a, ordinal));
+    return v;
+  };
+  info.shared_per_sm = static_cast<std::size_t>(attr(cudaDevAttrMaxSharedMemoryPerMultiprocessor));
+  info.registers_per_sm = attr(cudaDevAttrMaxRegistersPerMultiprocessor);
+  info.cluster_launch = attr(cudaDevAttrClusterLaunch) != 0;
+  info.dispatch = read_device_limits(ordinal);
+  if (const DeviceProfile* profile = restricting_profile())
+    info.restricted_to_profile = std::string(profile->name);
   CUDA_CHECK(cudaDriverGetVersion(&info.driver_version));
   CUDA_CHECK(cudaRuntimeGetVersion(&info.runtime_version));
   return info;

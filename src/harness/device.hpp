@@ -80,14 +80,17 @@ struct DeviceInfo {
   int memory_bus_bits = 0;
   int sm_clock_khz = 0;
   int driver_version = 0, runtime_version = 0;
-  // Read from the device too (read_device_limits): what the dispatch needs beyond the above.
-  std::size_t shared_per_sm = 0;
+  std::size_t shared_per_sm = 0;  // the card's own (cudaDevAttrMaxSharedMemoryPerMultiprocessor)
   int registers_per_sm = 0;
-  bool cluster_launch = false;
-  int max_cluster = 1;  // the largest cluster the device places (1: no clusters)
+  bool cluster_launch = false;    // cudaDevAttrClusterLaunch
+  // What the dispatch plans with (read_device_limits): the card's limits, capped to what the loaded
+  // code has (an 80-virtual build: sm_80, no clusters) and to SMR_DEVICE_PROFILE's card, with the
+  // largest cluster the card places. results.json writes it as device.dispatch_limits.
+  DeviceLimits dispatch;
+  std::string restricted_to_profile;  // SMR_DEVICE_PROFILE's profile; empty: none
   // 2 (DDR) x clock x bus width / 8: the datasheet-style peak, read + write, GB/s
   double peak_dram_GBps() const;
-  DeviceLimits limits() const;
+  DeviceLimits limits() const { return dispatch; }
   nlohmann::json to_json() const;
 };
 

@@ -86,6 +86,14 @@ int run_sweep(const SweepOptions& opt) {
   // key -> status, from the run being resumed
   const std::map<std::string, std::string> have = saved_statuses(run);
 
+  if (!opt.quiet && !ctx.device.restricted_to_profile.empty())
+    std::fprintf(stderr, "dispatch restricted to the %s device profile (SMR_DEVICE_PROFILE): "
+                 "compute capability %d.%d, %s, %zu KB of shared memory per block\n",
+                 ctx.device.restricted_to_profile.c_str(), ctx.device.dispatch.cc_major,
+                 ctx.device.dispatch.cc_minor,
+                 ctx.device.dispatch.has_clusters() ? "clusters" : "no clusters",
+                 ctx.device.dispatch.shared_bytes_per_block / 1024);
+
   // 1. Ceilings.
   if (!reuse_ceilings) {
     if (!opt.quiet) std::fprintf(stderr, "measuring ceilings on %s ...\n", ctx.device.name.c_str());

@@ -1,8 +1,10 @@
-// read_device_limits (registry.hpp): the DeviceLimits of a CUDA device, every field read from it.
+// read_device_limits (registry.hpp): the DeviceLimits of a CUDA device, every field read from it,
+// capped to the loaded code's architecture and to SMR_DEVICE_PROFILE's card where one is named.
 #include <algorithm>
 
 #include "kernels/common/arch.hpp"
 #include "kernels/cuda_check.hpp"
+#include "kernels/device_profiles.hpp"
 #include "kernels/registry.hpp"
 
 namespace smr {
@@ -72,6 +74,9 @@ DeviceLimits read_device_limits(int device) {
   }
   d.max_cluster = probe_max_cluster(d.cluster_launch);
   if (current != device) CUDA_CHECK(cudaSetDevice(current));
+  // SMR_DEVICE_PROFILE: the dispatch of a smaller card, on this one (device_profiles.hpp).
+  if (const DeviceProfile* profile = restricting_profile())
+    return restrict_to_profile(d, profile->limits);
   return d;
 }
 

@@ -17,7 +17,10 @@
 //     results/h200/default/results.json, "device"); FP32 as the H200 model's (roofline/model.hpp).
 #pragma once
 
+#include <algorithm>
+#include <cstdlib>
 #include <optional>
+#include <stdexcept>
 #include <span>
 #include <string>
 #include <string_view>
@@ -81,11 +84,39 @@ inline constexpr DeviceProfile kDeviceProfiles[] = {
 // Every profile, in the order `--device-profile` lists them.
 inline std::span<const DeviceProfile> device_profiles() { return detail::kDeviceProfiles; }
 
+// The profile of that name, in any case ("A100" finds "a100"); nullptr when there is none.
 inline const DeviceProfile* find_device_profile(std::string_view name) {
+  const auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
   for (const DeviceProfile& p : device_profiles())
-    if (p.name == name) return &p;
+    if (std::equal(p.name.begin(), p.name.end(), name.begin(), name.end(),
+                   [&](char a, char b) { return a == lower(b); }))
+      return &p;
   return nullptr;
 }
+
+// A real device's limits restricted to a profile's card: the compute capability, thread-block
+// clusters, shared memory and registers -- what the dispatch picks families and tiles by -- are at
+// most the profile's, while the sizes of the card the kernels run on (SMs, L2, memory and its
+// bandwidth) stay the real card's. On an H100, restricted to "a100", the dispatch picks what it
+// would on an sm_80 card without clusters, and the sweep still fits the H100's memory.
+inline DeviceLimits restrict_to_profile(const DeviceLimits& real, const DeviceLimits& profile) {
+  DeviceLimits d = real;
+  if (profile.compute_capability() < real.compute_capability()) {
+    d.cc_major = profile.cc_major;
+    d.cc_minor = profile.cc_minor;
+  }
+  d.cluster_launch = real.cluster_launch && profile.cluster_launch;
+  d.max_cluster = d.cluster_launch ? std::min(real.max_cluster, profile.max_cluster) : 1;
+  d.shared_bytes_per_block = std::min(real.shared_bytes_per_block, profile.shared_bytes_per_block);
+  d.shared_bytes_per_sm = std::min(real.shared_bytes_per_sm, profile.shared_bytes_per_sm);
+  d.registers_per_sm = std::min(real.registers_per_sm, profile.registers_per_sm);
+  return d;
+}
+
+// The environment variable that restricts every device the process reads (read_device_limits) to
+// a profile: SMR_DEVICE_PROFILE=a100 runs the GPU suite and a sweep on an H100 with the dispatch an
+// A100 would have (scripts/gpu-session's sm80-ptx step). Unset or empty: no restriction.
+inline constexpr const char* kDeviceProfileEnv = "SMR_DEVICE_PROFILE";
 
 // "t4, a100, rtx4090, l4, h100, h200": for error messages and --help.
 inline std::string device_profile_names() {
@@ -95,6 +126,16 @@ inline std::string device_profile_names() {
     out += p.name;
   }
   return out;
+}
+
+// The profile SMR_DEVICE_PROFILE names, nullptr when it is unset or empty. Throws
+// std::invalid_argument naming the variable and the known profiles for an unknown name.
+inline const DeviceProfile* restricting_profile() {
+  const char* name = std::getenv(kDeviceProfileEnv);
+  if (!name || !*name) return nullptr;
+  if (const DeviceProfile* p = find_device_profile(name)) return p;
+  throw std::invalid_argument(std::string(kDeviceProfileEnv) + "=" + name +
+                              ": unknown device profile (one of: " + device_profile_names() + ")");
 }
 
 }  // namespace smr

@@ -51,8 +51,11 @@ struct DeviceLimits {
   bool has_clusters() const { return cluster_launch && cc_major >= 9; }
 };
 
-// The limits of CUDA device `device`, every field read from it (kernels/device_limits.cu).
-// Throws smr::CudaError when the device cannot be queried.
+// The limits of CUDA device `device`, every field read from it (kernels/device_limits.cu), then
+// capped to what the loaded code has (an 80-virtual build: sm_80, no clusters) and, where
+// SMR_DEVICE_PROFILE names a profile, to that card's features (restrict_to_profile,
+// device_profiles.hpp). Throws smr::CudaError when the device cannot be queried,
+// std::invalid_argument for an unknown SMR_DEVICE_PROFILE.
 DeviceLimits read_device_limits(int device);
 
 // One launch. x and y are device pointers of p.dtype; workspace has workspace_bytes(p) bytes.

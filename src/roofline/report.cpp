@@ -435,6 +435,22 @@ void write_memory_plan(std::ostringstream& md, const RunResults& run) {
      << ": " << cell(joined) << "\n\n";
 }
 
+// A run whose dispatch was restricted to a smaller card's profile (SMR_DEVICE_PROFILE, the
+// harness's device.dispatch_limits): one line saying so, nothing otherwise.
+void write_profile_restriction(std::ostringstream& md, const RunResults& run) {
+  if (!run.device.is_object() || !run.device.contains("dispatch_limits")) return;
+  const nlohmann::json& d = run.device["dispatch_limits"];
+  if (!d.is_object() || !d.contains("restricted_to_profile") ||
+      !d["restricted_to_profile"].is_string())
+    return;
+  md << "> Dispatch restricted to the `" << cell(d["restricted_to_profile"].get<std::string>())
+     << "` device profile (SMR_DEVICE_PROFILE): compute capability "
+     << cell(d.value("compute_capability", std::string("?")))
+     << (d.value("cluster_launch", false) ? ", clusters" : ", no clusters") << ", "
+     << d.value("shared_per_block_bytes", std::int64_t{0}) / 1024
+     << " KB of shared memory per block; the timings are this card's.\n\n";
+}
+
 }  // namespace
 
 std::string make_report_markdown(const RunResults& run) {
@@ -476,6 +492,7 @@ std::string make_report_markdown(const RunResults& run) {
     md << "> Counters: " << cell(metric) << " is unavailable on this device (" << cell(why)
        << "): not measured, left out of the tables and claims\n\n";
   write_memory_plan(md, run);
+  write_profile_restriction(md, run);
 
   write_claims(md, run);
   write_guarantees(md, run);

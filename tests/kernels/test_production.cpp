@@ -69,6 +69,14 @@ void check_input(const Problem& p, const std::vector<float>& x,
                  const std::optional<SoftmaxPlan>& plan, std::int64_t x_off, std::int64_t y_off) {
   const KernelInfo* k = find_kernel("softmax");
   REQUIRE(k != nullptr);
+  if (!plan) {
+    // A shape no family of this device runs (rows past block_row's on a card without sm_90, or
+    // under SMR_DEVICE_PROFILE): the entry refuses it; said, not run.
+    if (const auto why = softmax_unsupported(p, device_limits())) {
+      WARN("not run on this device: " << *why);
+      return;
+    }
+  }
   const SoftmaxPlan shown = plan ? *plan : plan_softmax(p, device_limits());
   INFO("plan: " << summary(shown) << " -- " << shown.why);
   const bool on_device = p.elements() > kHostCheckElements;
@@ -104,6 +112,16 @@ std::uint64_t next_seed() {
 }
 
 std::int64_t vec_elems(DType t) { return kVectorBytes / dtype_bytes(t); }
+
+// The cases that exercise the sm_90 families (block_hybrid, cluster_tile, cluster_row, split_row)
+// directly say so and end where the device -- or the code loaded (an 80-virtual build), or
+// SMR_DEVICE_PROFILE -- has none of them.
+bool hopper_families(const DeviceLimits& d) {
+  if (family_available(SoftmaxFamily::split_row, d)) return true;
+  WARN("the sm_90 families are not on this device (" +
+       family_unavailable(SoftmaxFamily::split_row, d).value_or("") + "): case not run");
+  return false;
+}
 
 // The split_row input that just exceeds what the card's shared memory can hold in one row.
 std::int64_t first_two_read_n(DType t, const DeviceLimits& d) {
@@ -146,6 +164,18 @@ TEST_CASE("production softmax: each family at the dispatch's edges, fp32 / bf16 
     for (const std::int64_t n : {kWarpRowsMaxN + 1, std::int64_t{2047}, std::int64_t{2048},
                                  std::int64_t{2049}, std::int64_t{8193}, block_max - 1, block_max})
       shapes.push_back(dense(40, n, t));
+    for (const Problem& p : shapes) {
+      hit.insert(plan_softmax(p, d).family);
+      check_case(p, p.M >= 8 ? InputKind::mixed : InputKind::outliers, next_seed());
+    }
+    shapes.clear();
+    if (!family_available(SoftmaxFamily::split_row, d)) {
+      // Before sm_90 (or restricted to such a profile): warp_rows and block_row, both hit.
+      INFO("dtype " << to_string(t));
+      CHECK(hit.size() == 2u);
+      CHECK(softmax_unsupported(dense(1, block_max + 1, t), d).has_value());
+      continue;
+    }
     // cluster_tile (fp32): its first N, its longest default row and one past it (cluster_row);
     // cluster_row: its first N (16-bit), its longest default row and one past it (split).
     const std::int64_t m16 = (d.sm_count + kMaxClusterSize - 1) / kMaxClusterSize;
@@ -187,6 +217,7 @@ TEST_CASE("production softmax: each family at the dispatch's edges, fp32 / bf16 
 TEST_CASE("production softmax: every candidate plan of a shape is correct",
           "[gpu][softmax][exhaustive]") {
   const DeviceLimits d = device_limits();
+  if (!hopper_families(d)) return;
   // 40 x 250000 and 40 x 250001 (rows padded to 16 bytes, a partial vector at each row's end):
   // split_row blocks with several slices in turn, each copied in while the one before is written.
   // dense(40, 250001): the same on rows off 16-byte boundaries (each next slice's edges copied by
@@ -271,6 +302,7 @@ TEST_CASE("production softmax: the edges of slices off 16-byte boundaries carry 
   // ld = N odd (each row's offset from a boundary its own), and x and y one element off every
   // boundary; fp32 and bf16; a row read twice (the resident parts' edges).
   const DeviceLimits d = device_limits();
+  if (!hopper_families(d)) return;
   {
     // The input can fail a kernel: row 0 of an fp32 1000003 split_row plan's input with one
     // boundary element dropped (-inf), or with a 0 beside it (a pad counted as 0), has reference
@@ -337,6 +369,7 @@ TEST_CASE("production softmax: fp32 rows read twice, streamed parts interleaved,
           "of hostile row",
           "[gpu][softmax]") {
   const DeviceLimits d = device_limits();
+  if (!hopper_families(d)) return;
   const std::int64_t ni = interleaved_n(d);
   for (const Problem& p : {dense(2, ni), Problem{2, ni - 1, ni + 4, ni + 8, DType::f32}}) {
     const SoftmaxPlan plan = interleaved_plan(p, d);
@@ -356,6 +389,7 @@ TEST_CASE("production softmax: split_row's ring of chunk slots on every kind of 
   // kernel runs them), and on a padded stride (ld a whole number of vectors more than N).
   // (40 x 250000 fp32, 20 rows at a time on 5 slots, is among the candidate plans' shapes.)
   const DeviceLimits d = device_limits();
+  if (!hopper_families(d)) return;
   for (const DType t : {DType::f32, DType::bf16}) {
     const std::int64_t V = vec_elems(t);
     const Problem p = dense(7, 1 << 20, t);
@@ -402,6 +436,7 @@ TEST_CASE("production softmax: padded and misaligned strides, windows and the sc
 TEST_CASE("production softmax: repeated launches give bit-identical outputs", "[gpu][softmax]") {
   // A missing barrier or a race on the cross-block partials shows as a result that moves.
   const DeviceLimits d = device_limits();
+  if (!hopper_families(d)) return;
   const KernelInfo* k = find_kernel("softmax");
   REQUIRE(k != nullptr);
   // (M = 1, N = 2^26 fp32: the interleaved streamed parts, the dispatch's plan there; M = 3,
