@@ -191,6 +191,43 @@ def check_instructions_cuobjdump(cuobjdump, path, archs):
     return problems, notes
 
 
+def ptx_by_member_cuobjdump(cuobjdump, path, base):
+    """{(member, arch): PTX text} from cuobjdump -ptx (which reads compressed images too)."""
+    text = subprocess.run([cuobjdump, "-ptx", path], capture_output=True, text=True,
+                          check=True).stdout
+    out, member, arch = {}, base, None
+    for line in text.splitlines():
+        m = re.match(r"member \S*?:([^:]+):?\s*$", line)
+        if m:
+            member, arch = m.group(1), None
+            continue
+        m = re.match(r"\s*arch = sm_(\d+)", line)
+        if m:
+            arch = int(m.group(1))
+            continue
+        if arch is not None:
+            out.setdefault((member, arch), []).append(line)
+    return {k: "\n".join(v) for k, v in out.items()}
+
+
+def check_ptx_cuobjdump(cuobjdump, path, archs, base):
+    """As check_ptx_own, on cuobjdump -ptx's text."""
+    problems, notes = [], []
+    ptx = ptx_by_member_cuobjdump(cuobjdump, path, base)
+    for (member, arch), text in sorted(ptx.items()):
+        if arch not in archs or arch >= 90:
+            continue
+        found = sorted(set(HOPPER_PTX.findall(text)))
+        if found:
+            problems.append(f"compute_{arch} PTX of {member} has Hopper-only instructions: "
+                            f"{' '.join(found)}")
+        notes.append(f"compute_{arch} PTX of {member}: "
+                     f"{' '.join(found) if found else 'no Hopper-only instruction'}")
+    if any(a < 90 for a in archs) and not notes:
+        problems.append("cuobjdump -ptx gave no PTX text to check")
+    return problems, notes
+
+
 def check_kernels_own(images, archs):
     problems, notes = [], []
     sizes = {}
@@ -286,9 +323,12 @@ def main():
     else:
         p, notes = [], []
     problems += p
-    # PTX below compute_90 (an 80-virtual build): read here, with or without cuobjdump.
-    p, ptx_notes = check_ptx_own(images if images is not None else read_images(args.file),
-                                 want_ptx & have_ptx, base)
+    # PTX below compute_90 (an 80-virtual build): cuobjdump -ptx where there is cuobjdump (it
+    # reads every compression), else the images read here (zstd-compressed ones through zstd).
+    if cuobjdump:
+        p, ptx_notes = check_ptx_cuobjdump(cuobjdump, args.file, want_ptx & have_ptx, base)
+    else:
+        p, ptx_notes = check_ptx_own(read_images(args.file), want_ptx & have_ptx, base)
     problems += p
     notes += ptx_notes
     print(f"# SASS for: {' '.join(f'sm_{a}' for a in sorted(have_elf))}; "

@@ -138,6 +138,42 @@ class OwnReader(unittest.TestCase):
         self.assertIn("compute_80 PTX of k.o has Hopper-only instructions: barrier.cluster "
                       "cp.async.bulk", r.stderr)
 
+    def fake_cuobjdump(self, ptx_text):
+        """A directory with a cuobjdump that lists one compute_80 PTX image and prints ptx_text
+        for -ptx (the real one's layout: a member line, then arch = sm_80, then the PTX)."""
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        (pathlib.Path(d) / "ptx.txt").write_text(ptx_text)
+        tool = pathlib.Path(d) / "cuobjdump"
+        tool.write_text("#!/bin/sh\n"
+                        'case "$1" in\n'
+                        "  --list-elf) ;;\n"
+                        "  --list-ptx) echo 'PTX file    1: k.sm_80.ptx' ;;\n"
+                        f"  -ptx) cat {d}/ptx.txt ;;\n"
+                        "esac\n")
+        tool.chmod(0o755)
+        return d
+
+    def test_ptx_below_compute_90_through_cuobjdump(self):
+        # Compressed PTX the reader here cannot open (a GPU machine without zstd): cuobjdump -ptx
+        # prints it, and that text is what is checked.
+        head = "member libx.a:{}:\n\nFatbin ptx code:\n================\narch = sm_80\n"
+        clean = head.format("k.o") + ".target sm_80\n.entry k() { trap; }\n"
+        obj = self.object_with([(1, 80, b"\x28\xb5\x2f\xfd not a frame")])
+        env = dict(os.environ)
+        env["PATH"] = self.fake_cuobjdump(clean) + os.pathsep + env["PATH"]
+        r = subprocess.run([sys.executable, str(SCRIPT), str(obj), "--tool", "cuobjdump",
+                            "--ptx", "80"], capture_output=True, text=True, env=env)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("compute_80 PTX of k.o: no Hopper-only instruction", r.stdout)
+        bad = clean + head.format("split_row.cu.o") + "mbarrier.try_wait.parity.b64 p, [%rd1], 0;\n"
+        env["PATH"] = self.fake_cuobjdump(bad) + os.pathsep + os.environ["PATH"]
+        r = subprocess.run([sys.executable, str(SCRIPT), str(obj), "--tool", "cuobjdump",
+                            "--ptx", "80"], capture_output=True, text=True, env=env)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("compute_80 PTX of split_row.cu.o has Hopper-only instructions: mbarrier",
+                      r.stderr)
+
     def test_missing_file_is_an_error(self):
         r = run("/nonexistent/libx.a")
         self.assertEqual(r.returncode, 2)
