@@ -563,7 +563,8 @@ TEST_CASE("dispatch: cluster slices prefer 64 KB, never exceed shared memory", "
   REQUIRE(plans.size() >= 3);
   CHECK(std::any_of(plans.begin(), plans.end(),
                     [](const SoftmaxPlan& s) {
-                      return cluster_row_of(s).cluster == 4 && cluster_row_of(s).smem_bytes == 65536u;
+                      const ClusterRowPlan& c = cluster_row_of(s);
+                      return c.cluster == 4 && c.smem_bytes == 65536u;
                     }));
 }
 

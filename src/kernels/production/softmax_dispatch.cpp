@@ -1005,7 +1005,8 @@ std::vector<SoftmaxPlan> candidate_plans(const Problem& p, const DeviceLimits& d
   if (p.N > kBlockRowMaxN / 4) families.push_back(SoftmaxFamily::split_row);
   for (SoftmaxFamily f : families)
     for (SoftmaxPlan& s : family_plans(f, p, d, max_cluster))
-      if (std::none_of(out.begin(), out.end(), [&](const SoftmaxPlan& o) { return o.form == s.form; }))
+      if (std::none_of(out.begin(), out.end(),
+                       [&](const SoftmaxPlan& o) { return o.form == s.form; }))
         out.push_back(std::move(s));
   return out;
 }
