@@ -52,6 +52,6 @@ TEST_CASE("SMR_DEVICE_PROFILE restricts the dispatch's limits to the profile's c
   for (const std::int64_t n : {std::int64_t{1000}, std::int64_t{32768}, std::int64_t{300000}}) {
     const smr::Problem p = smr::dense(64, n);
     if (smr::softmax_unsupported(p, d)) continue;
-    CHECK(smr::family_available(smr::plan_softmax(p, d).family, profile->limits));
+    CHECK(smr::family_available(smr::plan_softmax(p, d).family(), profile->limits));
   }
 }

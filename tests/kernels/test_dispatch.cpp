@@ -8,6 +8,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "catch.hpp"
@@ -24,11 +25,48 @@ constexpr DType kDtypes[] = {DType::f32, DType::bf16, DType::f16};
 
 std::int64_t vec_elems(DType t) { return kVectorBytes / dtype_bytes(t); }
 
+// A plan's own family's fields: std::get on its form, which throws (failing the case) for a plan
+// of another family.
+const WarpRowsPlan& warp_rows_of(const SoftmaxPlan& s) { return std::get<WarpRowsPlan>(s.form); }
+const BlockRowPlan& block_row_of(const SoftmaxPlan& s) { return std::get<BlockRowPlan>(s.form); }
+const BlockHybridPlan& block_hybrid_of(const SoftmaxPlan& s) {
+  return std::get<BlockHybridPlan>(s.form);
+}
+BlockHybridPlan& block_hybrid_of(SoftmaxPlan& s) { return std::get<BlockHybridPlan>(s.form); }
+const ClusterTilePlan& cluster_tile_of(const SoftmaxPlan& s) {
+  return std::get<ClusterTilePlan>(s.form);
+}
+const ClusterRowPlan& cluster_row_of(const SoftmaxPlan& s) {
+  return std::get<ClusterRowPlan>(s.form);
+}
+const SplitRowPlan& split_row_of(const SoftmaxPlan& s) { return std::get<SplitRowPlan>(s.form); }
+SplitRowPlan& split_row_of(SoftmaxPlan& s) { return std::get<SplitRowPlan>(s.form); }
+
+// Threads a block of the plan's kernel has: the tile's, or the family's fixed block size.
+int block_threads(const SoftmaxPlan& s) {
+  switch (s.family()) {
+    case SoftmaxFamily::warp_rows: return kWarpRowsThreads;
+    case SoftmaxFamily::block_row: return block_row_of(s).threads;
+    case SoftmaxFamily::block_hybrid: return block_hybrid_of(s).threads;
+    case SoftmaxFamily::cluster_tile: return cluster_tile_of(s).threads;
+    case SoftmaxFamily::cluster_row:
+    case SoftmaxFamily::split_row: return kSliceThreads;
+  }
+  return 0;
+}
+
+// Whether s is split_row with two or three slices per block (the pipelined exchange).
+bool pipelined(const SoftmaxPlan& s) {
+  return s.family() == SoftmaxFamily::split_row && split_row_of(s).buffers > 1;
+}
+
 // split_row's plan with one slice per block on one block per SM (the default for 16-bit rows on
 // chip; a candidate for fp32 ones).
 SoftmaxPlan single_slice_one_per_sm(const Problem& p) {
-  for (const SoftmaxPlan& s : family_plans(SoftmaxFamily::split_row, p, kH200))
-    if (s.buffers == 1 && !s.ring && s.grid <= kH200.sm_count) return s;
+  for (const SoftmaxPlan& s : family_plans(SoftmaxFamily::split_row, p, kH200)) {
+    const SplitRowPlan& r = split_row_of(s);
+    if (r.buffers == 1 && !r.ring && r.grid <= kH200.sm_count) return s;
+  }
   FAIL("no split_row plan with one slice per block on one block per SM for N = " << p.N);
   return {};
 }
@@ -37,8 +75,10 @@ SoftmaxPlan single_slice_one_per_sm(const Problem& p) {
 // rows do not fit.
 std::vector<SoftmaxPlan> pipelined_plans(const Problem& p, int buffers = 2, bool prefetch = false) {
   std::vector<SoftmaxPlan> out;
-  for (const SoftmaxPlan& s : family_plans(SoftmaxFamily::split_row, p, kH200))
-    if (s.buffers == buffers && s.prefetch == prefetch && !s.repoll) out.push_back(s);
+  for (const SoftmaxPlan& s : family_plans(SoftmaxFamily::split_row, p, kH200)) {
+    const SplitRowPlan& r = split_row_of(s);
+    if (r.buffers == buffers && r.prefetch == prefetch && !r.repoll) out.push_back(s);
+  }
   return out;
 }
 
@@ -47,13 +87,14 @@ std::vector<SoftmaxPlan> pipelined_plans(const Problem& p, int buffers = 2, bool
 // and the summary and reason naming the form.
 void check_pipelined_fp32(const SoftmaxPlan& s, int buffers, int slices, std::int64_t rows) {
   INFO(summary(s));
-  CHECK(s.buffers == buffers);
-  CHECK(s.slices == slices);
+  const SplitRowPlan& r = split_row_of(s);
+  CHECK(r.buffers == buffers);
+  CHECK(r.slices == slices);
   CHECK(s.rows_in_flight == rows);
-  CHECK(s.grid == 132);
-  CHECK(s.smem_bytes ==
-        static_cast<std::size_t>(buffers) * static_cast<std::size_t>(s.slice) * 4u);
-  CHECK(s.smem_bytes + kSliceStaticSmem + kSmemReservedPerBlock <= smem_per_sm(kH200));
+  CHECK(r.grid == 132);
+  CHECK(r.smem_bytes ==
+        static_cast<std::size_t>(buffers) * static_cast<std::size_t>(r.slice) * 4u);
+  CHECK(r.smem_bytes + kSliceStaticSmem + kSmemReservedPerBlock <= smem_per_sm(kH200));
   CHECK(summary(s).find(buffers == 3 ? " pipelined B=3" : " pipelined") != std::string::npos);
   CHECK(s.why.find(buffers == 3 ? "three slices per block" : "two slices per block") !=
         std::string::npos);
@@ -78,155 +119,153 @@ std::int64_t slice_room(const Problem& p) { return head_room(p) > 0 ? vec_elems(
 void check_invariants(const SoftmaxPlan& s, const Problem& p, const DeviceLimits& d) {
   INFO(summary(s) << " for M = " << p.M << ", N = " << p.N << " " << to_string(p.dtype));
   CHECK(!s.why.empty());
-  if (s.family != SoftmaxFamily::warp_rows) CHECK(!s.two_pass);
   const std::int64_t V = vec_elems(p.dtype);
   const std::int64_t b = dtype_bytes(p.dtype);
-  switch (s.family) {
+  switch (s.family()) {
     case SoftmaxFamily::warp_rows: {
+      const auto& f = warp_rows_of(s);
       const auto tiles = warp_rows_tiles(p.dtype);
       CHECK(std::any_of(tiles.begin(), tiles.end(), [&](TileShape t) {
-        return t.threads_or_lanes == s.lanes_per_row && t.vecs == s.vecs;
+        return t.threads_or_lanes == f.lanes_per_row && t.vecs == f.vecs;
       }));
-      CHECK(s.capacity == std::int64_t{s.lanes_per_row} * s.vecs * V);
-      CHECK(s.capacity >= p.N + head_room(p));
-      CHECK(s.threads == kWarpRowsThreads);
-      if (s.grid > 0) {  // one block per (8 warps x 32 / G) rows
+      CHECK(f.capacity == std::int64_t{f.lanes_per_row} * f.vecs * V);
+      CHECK(f.capacity >= p.N + head_room(p));
+      if (f.grid > 0) {  // one block per (8 warps x 32 / G) rows
         const std::int64_t rows_per_block =
-            std::int64_t{kWarpRowsThreads / 32} * (32 / s.lanes_per_row);
-        CHECK(s.grid == (p.M + rows_per_block - 1) / rows_per_block);
+            std::int64_t{kWarpRowsThreads / 32} * (32 / f.lanes_per_row);
+        CHECK(f.grid == (p.M + rows_per_block - 1) / rows_per_block);
       }
       CHECK(s.traffic == TrafficModel::fused);
-      CHECK(s.workspace_bytes == 0);
       break;
     }
     case SoftmaxFamily::block_row: {
+      const auto& f = block_row_of(s);
       const auto tiles = block_row_tiles(p.dtype);
       CHECK(std::any_of(tiles.begin(), tiles.end(), [&](TileShape t) {
-        return t.threads_or_lanes == s.threads && t.vecs == s.vecs;
+        return t.threads_or_lanes == f.threads && t.vecs == f.vecs;
       }));
-      CHECK(s.capacity == std::int64_t{s.threads} * s.vecs * V);
-      CHECK(s.capacity >= p.N + head_room(p));
-      CHECK(s.grid == p.M);
+      CHECK(f.capacity == std::int64_t{f.threads} * f.vecs * V);
+      CHECK(f.capacity >= p.N + head_room(p));
+      CHECK(f.grid == p.M);
       CHECK(s.traffic == TrafficModel::fused);
       break;
     }
     case SoftmaxFamily::block_hybrid: {
+      const auto& f = block_hybrid_of(s);
       const auto tiles = block_hybrid_tiles(p.dtype);
       CHECK(std::any_of(tiles.begin(), tiles.end(), [&](TileShape t) {
-        return t.threads_or_lanes == s.threads && t.vecs == s.vecs;
+        return t.threads_or_lanes == f.threads && t.vecs == f.vecs;
       }));
-      CHECK(s.capacity == std::int64_t{s.threads} * s.vecs * V);
-      CHECK(s.slices == s.cluster);
-      if (s.cluster == 1) {
-        CHECK(s.slice == p.N);  // one block per row
+      CHECK(f.capacity == std::int64_t{f.threads} * f.vecs * V);
+      if (f.cluster == 1) {
+        CHECK(f.slice == p.N);  // one block per row
       } else {
         // Across a cluster: C equal slices of whole vectors, none empty.
-        CHECK((s.cluster & (s.cluster - 1)) == 0);
-        CHECK(s.cluster <= kMaxClusterSize);
-        CHECK(s.slice % V == 0);
-        CHECK(s.slice * s.cluster >= p.N);
-        CHECK(s.slice * (s.cluster - 1) < p.N);
+        CHECK((f.cluster & (f.cluster - 1)) == 0);
+        CHECK(f.cluster <= kMaxClusterSize);
+        CHECK(f.slice % V == 0);
+        CHECK(f.slice * f.cluster >= p.N);
+        CHECK(f.slice * (f.cluster - 1) < p.N);
       }
-      CHECK(s.capacity < s.slice);  // else block_row or cluster_tile
-      CHECK(s.resident == s.slice - s.capacity);
+      CHECK(f.capacity < f.slice);  // else block_row or cluster_tile
+      CHECK(f.resident == f.slice - f.capacity);
       // The rest of the block's part and two vectors of room for its window, in whole vectors.
-      CHECK(s.smem_bytes == static_cast<std::size_t>(((s.resident + V - 1) / V + 2) * V * b));
-      CHECK(s.smem_bytes + kSliceStaticSmem <= d.shared_bytes_per_block);
-      CHECK(s.grid == p.M * s.cluster);
+      CHECK(f.smem_bytes == static_cast<std::size_t>(((f.resident + V - 1) / V + 2) * V * b));
+      CHECK(f.smem_bytes + kSliceStaticSmem <= d.shared_bytes_per_block);
+      CHECK(f.grid == p.M * f.cluster);
       CHECK(s.traffic == TrafficModel::fused);
-      CHECK(s.workspace_bytes == 0);
       break;
     }
     case SoftmaxFamily::cluster_tile: {
+      const auto& f = cluster_tile_of(s);
       const auto tiles = cluster_tile_tiles(p.dtype);
       CHECK(std::any_of(tiles.begin(), tiles.end(), [&](TileShape t) {
-        return t.threads_or_lanes == s.threads && t.vecs == s.vecs;
+        return t.threads_or_lanes == f.threads && t.vecs == f.vecs;
       }));
-      CHECK(s.cluster >= 2);
-      CHECK(s.cluster <= kMaxClusterSize);
-      CHECK((s.cluster & (s.cluster - 1)) == 0);
-      CHECK(s.capacity == std::int64_t{s.threads} * s.vecs * V);
-      CHECK(s.slice + head_room(p) <= s.capacity);  // each block's window fits its tile
-      CHECK(s.slice % V == 0);
-      CHECK(s.slice * s.cluster >= p.N);
-      CHECK(s.slice * (s.cluster - 1) < p.N);  // no empty block
-      CHECK(s.capacity * s.cluster >= p.N);
+      CHECK(f.cluster >= 2);
+      CHECK(f.cluster <= kMaxClusterSize);
+      CHECK((f.cluster & (f.cluster - 1)) == 0);
+      CHECK(f.capacity == std::int64_t{f.threads} * f.vecs * V);
+      CHECK(f.slice + head_room(p) <= f.capacity);  // each block's window fits its tile
+      CHECK(f.slice % V == 0);
+      CHECK(f.slice * f.cluster >= p.N);
+      CHECK(f.slice * (f.cluster - 1) < p.N);  // no empty block
+      CHECK(f.capacity * f.cluster >= p.N);
       // The fewest tiles (a power of two) that hold N's windows: half as many would not.
-      const std::int64_t half = s.cluster / 2;
-      CHECK(((p.N + half - 1) / half + V - 1) / V * V + head_room(p) > s.capacity);
-      CHECK(s.grid == p.M * s.cluster);
-      CHECK(s.smem_bytes == 0);
+      const std::int64_t half = f.cluster / 2;
+      CHECK(((p.N + half - 1) / half + V - 1) / V * V + head_room(p) > f.capacity);
+      CHECK(f.grid == p.M * f.cluster);
       CHECK(s.traffic == TrafficModel::fused);
       break;
     }
     case SoftmaxFamily::cluster_row: {
-      CHECK(s.cluster >= 1);
-      CHECK(s.cluster <= kMaxClusterSize);
-      CHECK((s.cluster & (s.cluster - 1)) == 0);
-      CHECK(s.slices == s.cluster);
-      CHECK(s.slice % V == 0);
-      CHECK(s.slice * s.cluster >= p.N);
-      CHECK(s.slice * (s.cluster - 1) < p.N);  // no empty block
-      CHECK(s.resident == s.slice);
-      CHECK(s.smem_bytes == static_cast<std::size_t>((s.slice + slice_room(p)) * b));
-      CHECK(s.smem_bytes + kSliceStaticSmem <= d.shared_bytes_per_block);
-      CHECK(s.grid == p.M * s.cluster);
+      const auto& f = cluster_row_of(s);
+      CHECK(f.cluster >= 1);
+      CHECK(f.cluster <= kMaxClusterSize);
+      CHECK((f.cluster & (f.cluster - 1)) == 0);
+      CHECK(f.slice % V == 0);
+      CHECK(f.slice * f.cluster >= p.N);
+      CHECK(f.slice * (f.cluster - 1) < p.N);  // no empty block
+      CHECK(f.smem_bytes == static_cast<std::size_t>((f.slice + slice_room(p)) * b));
+      CHECK(f.smem_bytes + kSliceStaticSmem <= d.shared_bytes_per_block);
+      CHECK(f.grid == p.M * f.cluster);
       CHECK(s.traffic == TrafficModel::fused);
       break;
     }
     case SoftmaxFamily::split_row: {
-      CHECK(s.slices >= 1);
-      CHECK(s.slice % V == 0);
-      CHECK(std::int64_t{s.slices} * s.slice >= p.N);
-      CHECK(std::int64_t{s.slices - 1} * s.slice < p.N);  // no empty slice
-      CHECK(s.resident >= V);
-      CHECK(s.resident % V == 0);
-      CHECK(s.resident <= s.slice);
-      CHECK((s.buffers >= 1 && s.buffers <= 3));
-      if (s.ring) {
+      const auto& f = split_row_of(s);
+      CHECK(f.slices >= 1);
+      CHECK(f.slice % V == 0);
+      CHECK(std::int64_t{f.slices} * f.slice >= p.N);
+      CHECK(std::int64_t{f.slices - 1} * f.slice < p.N);  // no empty slice
+      CHECK(f.resident >= V);
+      CHECK(f.resident % V == 0);
+      CHECK(f.resident <= f.slice);
+      CHECK((f.buffers >= 1 && f.buffers <= 3));
+      if (f.ring) {
         // The ring: whole slices on chip, one block per SM, tagged partials, rows on 16-byte
         // boundaries of whole vectors; its shared memory 5 ... kSplitRingSlotsMax chunk slots.
         const auto chunk = static_cast<std::size_t>(
-            (s.slice / V + kSplitChunks - 1) / kSplitChunks * kVectorBytes);
-        CHECK(s.buffers == 1);
-        CHECK(s.resident == s.slice);
-        CHECK(s.grid <= std::int64_t{d.sm_count});
-        CHECK(s.tagged_partials);
+            (f.slice / V + kSplitChunks - 1) / kSplitChunks * kVectorBytes);
+        CHECK(f.buffers == 1);
+        CHECK(f.resident == f.slice);
+        CHECK(f.grid <= std::int64_t{d.sm_count});
+        CHECK(f.tagged_partials);
         CHECK(p.N % V == 0);
         CHECK(slice_room(p) == 0);
-        CHECK(s.smem_bytes % chunk == 0);
-        CHECK(s.smem_bytes / chunk > static_cast<std::size_t>(kSplitChunks));
-        CHECK(s.smem_bytes / chunk <= static_cast<std::size_t>(kSplitRingSlotsMax));
+        CHECK(f.smem_bytes % chunk == 0);
+        CHECK(f.smem_bytes / chunk > static_cast<std::size_t>(kSplitChunks));
+        CHECK(f.smem_bytes / chunk <= static_cast<std::size_t>(kSplitRingSlotsMax));
       } else {
-        CHECK(s.smem_bytes ==
-              static_cast<std::size_t>((s.resident + slice_room(p)) * b * s.buffers));
+        CHECK(f.smem_bytes ==
+              static_cast<std::size_t>((f.resident + slice_room(p)) * b * f.buffers));
       }
       // Two or three slices per block: whole slices on chip, one block per SM, tagged partials
       // (the L2 prefetch either way: a candidate each).
-      if (s.buffers > 1) {
-        CHECK(s.resident == s.slice);
-        CHECK(s.grid <= std::int64_t{d.sm_count});
-        CHECK(s.tagged_partials);
+      if (f.buffers > 1) {
+        CHECK(f.resident == f.slice);
+        CHECK(f.grid <= std::int64_t{d.sm_count});
+        CHECK(f.tagged_partials);
       }
       // Co-resident grid: every block of a row is running at once; the blocks an SM gets
       // (at most kSplitBlocksPerSm) fit in its shared memory.
-      CHECK(s.grid >= s.slices);
-      CHECK(s.grid <= std::int64_t{d.sm_count} * kSplitBlocksPerSm);
-      const std::int64_t per_sm = (s.grid + d.sm_count - 1) / d.sm_count;
+      CHECK(f.grid >= f.slices);
+      CHECK(f.grid <= std::int64_t{d.sm_count} * kSplitBlocksPerSm);
+      const std::int64_t per_sm = (f.grid + d.sm_count - 1) / d.sm_count;
       CHECK(static_cast<std::size_t>(per_sm) *
-                (s.smem_bytes + kSliceStaticSmem + kSmemReservedPerBlock) <=
+                (f.smem_bytes + kSliceStaticSmem + kSmemReservedPerBlock) <=
             smem_per_sm(d));
-      CHECK(s.grid == s.rows_in_flight * s.slices);
+      CHECK(f.grid == s.rows_in_flight * f.slices);
       CHECK(s.rows_in_flight >= 1);
       CHECK(s.rows_in_flight <= p.M);
-      CHECK(s.workspace_bytes >= static_cast<std::size_t>(p.M * s.slices * 8 + p.M * 4));
-      CHECK(s.workspace_bytes <= split_workspace_bytes(p));
-      CHECK(s.traffic == (s.resident == s.slice ? TrafficModel::fused : TrafficModel::two_read));
+      CHECK(f.workspace_bytes >= static_cast<std::size_t>(p.M * f.slices * 8 + p.M * 4));
+      CHECK(f.workspace_bytes <= split_workspace_bytes(p));
+      CHECK(s.traffic == (f.resident == f.slice ? TrafficModel::fused : TrafficModel::two_read));
       // Streamed parts dealt out step by step: fp32 rows read twice, one slice per block.
-      if (s.interleaved) {
+      if (f.interleaved) {
         CHECK(p.dtype == DType::f32);
-        CHECK(s.buffers == 1);
-        CHECK(s.resident < s.slice);
+        CHECK(f.buffers == 1);
+        CHECK(f.resident < f.slice);
       }
       break;
     }
@@ -253,90 +292,90 @@ TEST_CASE("dispatch: each family takes the rows it is built for, edge N - 1 / N 
     // warp_rows to 1024 (16-bit) or 512 (fp32: 513 ... 1024 on block_row's 64 x 4 tile).
     const std::int64_t warp_max = warp_rows_max_n(t);
     CHECK(warp_max == (t == DType::f32 ? 512 : kWarpRowsMaxN));
-    CHECK(plan_softmax(dense(M, 1, t), kH200).family == SoftmaxFamily::warp_rows);
-    CHECK(plan_softmax(padded(M, warp_max - 1, t), kH200).family == SoftmaxFamily::warp_rows);
-    CHECK(plan_softmax(dense(M, warp_max, t), kH200).family == SoftmaxFamily::warp_rows);
-    CHECK(plan_softmax(dense(M, warp_max + 1, t), kH200).family == SoftmaxFamily::block_row);
+    CHECK(plan_softmax(dense(M, 1, t), kH200).family() == SoftmaxFamily::warp_rows);
+    CHECK(plan_softmax(padded(M, warp_max - 1, t), kH200).family() == SoftmaxFamily::warp_rows);
+    CHECK(plan_softmax(dense(M, warp_max, t), kH200).family() == SoftmaxFamily::warp_rows);
+    CHECK(plan_softmax(dense(M, warp_max + 1, t), kH200).family() == SoftmaxFamily::block_row);
     if (t == DType::f32) {  // 1024 fills 96 x 4 to 67%
       const SoftmaxPlan k1 = plan_softmax(dense(M, kWarpRowsMaxN, t), kH200);
-      CHECK(k1.family == SoftmaxFamily::block_row);
-      CHECK(k1.threads == 96);
-      CHECK(k1.vecs == 4);
+      CHECK(k1.family() == SoftmaxFamily::block_row);
+      CHECK(block_row_of(k1).threads == 96);
+      CHECK(block_row_of(k1).vecs == 4);
     }
     // block_row to 32768 fp32; 16-bit rows past 16384 on as many rows as SMs take block_hybrid's
     // 512-thread tile, two per SM (fewer rows stay on block_row).
     const std::int64_t block_max = block_row_max_n(t);
     CHECK(block_max == kBlockRowMaxN);
     const std::int64_t block_default_max = t == DType::f32 ? block_max : block_max / 2;
-    CHECK(plan_softmax(padded(M, block_default_max - 1, t), kH200).family == SoftmaxFamily::block_row);
-    CHECK(plan_softmax(dense(M, block_default_max, t), kH200).family == SoftmaxFamily::block_row);
+    CHECK(plan_softmax(padded(M, block_default_max - 1, t), kH200).family() == SoftmaxFamily::block_row);
+    CHECK(plan_softmax(dense(M, block_default_max, t), kH200).family() == SoftmaxFamily::block_row);
     if (t != DType::f32) {
       const SoftmaxPlan h = plan_softmax(dense(M, block_default_max + 1, t), kH200);
-      CHECK(h.family == SoftmaxFamily::block_hybrid);
-      CHECK(h.threads == 512);
-      CHECK(plan_softmax(dense(M, block_max, t), kH200).family == SoftmaxFamily::block_hybrid);
-      CHECK(plan_softmax(dense(kH200.sm_count - 1, block_max, t), kH200).family ==
+      CHECK(h.family() == SoftmaxFamily::block_hybrid);
+      CHECK(block_hybrid_of(h).threads == 512);
+      CHECK(plan_softmax(dense(M, block_max, t), kH200).family() == SoftmaxFamily::block_hybrid);
+      CHECK(plan_softmax(dense(kH200.sm_count - 1, block_max, t), kH200).family() ==
             SoftmaxFamily::block_row);
     }
     // A row of stride N - 1 (not whole vectors) needs V - 1 elements of room for its window: the
     // largest tile holds N - V + 1 of them, not N - 1.
-    CHECK(plan_softmax(dense(M, warp_max - V + 1, t), kH200).family == SoftmaxFamily::warp_rows);
-    CHECK(plan_softmax(dense(M, warp_max - 1, t), kH200).family == SoftmaxFamily::block_row);
+    CHECK(plan_softmax(dense(M, warp_max - V + 1, t), kH200).family() == SoftmaxFamily::warp_rows);
+    CHECK(plan_softmax(dense(M, warp_max - 1, t), kH200).family() == SoftmaxFamily::block_row);
     const std::int64_t few_rows = kH200.sm_count - 1;  // block_row's whole range for every dtype
-    CHECK(plan_softmax(dense(few_rows, block_max - V + 1, t), kH200).family == SoftmaxFamily::block_row);
-    CHECK(plan_softmax(dense(few_rows, block_max - 1, t), kH200).family != SoftmaxFamily::block_row);
+    CHECK(plan_softmax(dense(few_rows, block_max - V + 1, t), kH200).family() == SoftmaxFamily::block_row);
+    CHECK(plan_softmax(dense(few_rows, block_max - 1, t), kH200).family() != SoftmaxFamily::block_row);
     // Past block_row: one block per row, registers and shared memory, while a block holds the
     // row and the rows fill the card (M >= SMs).
     const SoftmaxPlan past_block = plan_softmax(dense(M, block_max + 1, t), kH200);
-    CHECK(past_block.family == SoftmaxFamily::block_hybrid);
+    CHECK(past_block.family() == SoftmaxFamily::block_hybrid);
     if (t == DType::f32) {
       // fp32: the 512-thread tile while it holds the row (16384 in registers, the rest in
       // shared memory), then the 1024-thread one.
-      CHECK(past_block.threads == 512);
+      CHECK(block_hybrid_of(past_block).threads == 512);
       const SoftmaxPlan past_64k = plan_softmax(dense(M, 65536 + V, t), kH200);
-      CHECK(past_64k.family == SoftmaxFamily::block_hybrid);
-      CHECK(past_64k.threads == 512);
+      CHECK(past_64k.family() == SoftmaxFamily::block_hybrid);
+      CHECK(block_hybrid_of(past_64k).threads == 512);
       const std::int64_t on_512 = 16384 + 231424 / dtype_bytes(t) - 2 * V;
-      CHECK(plan_softmax(dense(M, on_512, t), kH200).threads == 512);
+      CHECK(block_hybrid_of(plan_softmax(dense(M, on_512, t), kH200)).threads == 512);
       const SoftmaxPlan big = plan_softmax(dense(M, on_512 + V, t), kH200);
-      CHECK(big.family == SoftmaxFamily::block_hybrid);
-      CHECK(big.threads == 1024);
+      CHECK(big.family() == SoftmaxFamily::block_hybrid);
+      CHECK(block_hybrid_of(big).threads == 1024);
     }
     const std::int64_t hybrid_max = block_hybrid_max_n(t, kH200);
     // 32768 in registers + 231424 bytes of shared memory less two vectors.
     CHECK(hybrid_max == block_max + 231424 / dtype_bytes(t) - 2 * V);
-    CHECK(plan_softmax(padded(M, hybrid_max, t), kH200).family == SoftmaxFamily::block_hybrid);
+    CHECK(plan_softmax(padded(M, hybrid_max, t), kH200).family() == SoftmaxFamily::block_hybrid);
     // One past it: block_hybrid across a cluster (fp32: two blocks, in place of cluster_row's
     // two; 16-bit: four, the fewest that share an SM two at a time).
     const SoftmaxPlan past_one = plan_softmax(dense(M, hybrid_max + 1, t), kH200);
-    CHECK(past_one.family == SoftmaxFamily::block_hybrid);
-    CHECK(past_one.cluster == (t == DType::f32 ? 2 : 4));
-    CHECK(past_one.threads == 512);
+    CHECK(past_one.family() == SoftmaxFamily::block_hybrid);
+    CHECK(block_hybrid_of(past_one).cluster == (t == DType::f32 ? 2 : 4));
+    CHECK(block_hybrid_of(past_one).threads == 512);
     const SoftmaxPlan few = plan_softmax(dense(kH200.sm_count - 1, block_max + 1, t), kH200);
-    CHECK(few.family != SoftmaxFamily::block_hybrid);
+    CHECK(few.family() != SoftmaxFamily::block_hybrid);
     if (t == DType::f32) {
       // fp32: register tiles across a cluster (2 x 32768, then up to 8 x 16384), then
       // shared-memory slices.
-      CHECK(few.family == SoftmaxFamily::cluster_tile);
-      CHECK(few.cluster == 2);
+      CHECK(few.family() == SoftmaxFamily::cluster_tile);
+      CHECK(cluster_tile_of(few).cluster == 2);
       // Past block_hybrid: two blocks of a cluster, each half the row as block_hybrid holds a
       // row, while cluster_row's two would fit (N <= 2 x 57856), then 4 register tiles.
       const std::int64_t two_slices = 2 * (231424 / 4);  // rows of whole vectors: no room needed
       const SoftmaxPlan two_halves = plan_softmax(padded(M, two_slices, t), kH200);
-      CHECK(two_halves.family == SoftmaxFamily::block_hybrid);
-      CHECK(two_halves.cluster == 2);
-      CHECK(plan_softmax(padded(M, two_slices + V, t), kH200).family == SoftmaxFamily::cluster_tile);
+      CHECK(two_halves.family() == SoftmaxFamily::block_hybrid);
+      CHECK(block_hybrid_of(two_halves).cluster == 2);
+      CHECK(plan_softmax(padded(M, two_slices + V, t), kH200).family() == SoftmaxFamily::cluster_tile);
       const SoftmaxPlan at_tiles = plan_softmax(dense(M, cluster_tile_max_n(t), t), kH200);
-      CHECK(at_tiles.family == SoftmaxFamily::cluster_tile);
-      CHECK(at_tiles.cluster == kClusterTileDefaultMax);
-      CHECK(plan_softmax(dense(M, cluster_tile_max_n(t) + 1, t), kH200).family ==
+      CHECK(at_tiles.family() == SoftmaxFamily::cluster_tile);
+      CHECK(cluster_tile_of(at_tiles).cluster == kClusterTileDefaultMax);
+      CHECK(plan_softmax(dense(M, cluster_tile_max_n(t) + 1, t), kH200).family() ==
             SoftmaxFamily::cluster_row);
     } else {
       // 16-bit: shared-memory slices, the fewest of at most 64 KB each (32769 elements: 2).
       CHECK(cluster_tile_max_n(t) == 0);
       // (Few rows: block_hybrid's cluster would hold a slice barely past its tile.)
-      CHECK(few.family == SoftmaxFamily::cluster_row);
-      CHECK(few.cluster == 2);
+      CHECK(few.family() == SoftmaxFamily::cluster_row);
+      CHECK(cluster_row_of(few).cluster == 2);
     }
     // The longest row 8 shared-memory slices hold, and one past it: split over the card.
     const std::int64_t cluster_max_n = cluster_row_max_n(t);
@@ -347,15 +386,15 @@ TEST_CASE("dispatch: each family takes the rows it is built for, edge N - 1 / N 
     const SoftmaxFamily at_family =
         t == DType::f32 ? SoftmaxFamily::cluster_row : SoftmaxFamily::block_hybrid;
     const SoftmaxPlan at = plan_softmax(dense(M, cluster_max_n, t), kH200);
-    CHECK(at.family == at_family);
-    CHECK(at.cluster == kClusterRowDefaultMax);
-    CHECK(plan_softmax(dense(M, cluster_max_n - 1, t), kH200).family == at_family);
+    CHECK(at.family() == at_family);
+    CHECK(plan_cluster(at) == kClusterRowDefaultMax);
+    CHECK(plan_softmax(dense(M, cluster_max_n - 1, t), kH200).family() == at_family);
     if (t == DType::f32) {
-      CHECK(plan_softmax(dense(M, cluster_max_n + 1, t), kH200).family == SoftmaxFamily::split_row);
+      CHECK(plan_softmax(dense(M, cluster_max_n + 1, t), kH200).family() == SoftmaxFamily::split_row);
     } else {
       const std::int64_t hybrid_cluster_max = 8 * (16384 + 231424 / dtype_bytes(t) - 2 * V);
-      CHECK(plan_softmax(dense(M, hybrid_cluster_max, t), kH200).cluster == 8);
-      CHECK(plan_softmax(dense(M, hybrid_cluster_max + V, t), kH200).family ==
+      CHECK(block_hybrid_of(plan_softmax(dense(M, hybrid_cluster_max, t), kH200)).cluster == 8);
+      CHECK(plan_softmax(dense(M, hybrid_cluster_max + V, t), kH200).family() ==
             SoftmaxFamily::split_row);
     }
 
@@ -365,22 +404,23 @@ TEST_CASE("dispatch: each family takes the rows it is built for, edge N - 1 / N 
     // that fills the card: one vector more is block_hybrid's.)
     const std::int64_t n = 256 * 1024 / dtype_bytes(t);  // 256 KB rows
     const std::int64_t n_hybrid = t == DType::f32 ? n + V : n;
-    CHECK(plan_softmax(dense(kH200.sm_count, n_hybrid, t), kH200).family ==
+    CHECK(plan_softmax(dense(kH200.sm_count, n_hybrid, t), kH200).family() ==
           SoftmaxFamily::block_hybrid);
     const SoftmaxPlan wide = plan_softmax(dense(kH200.sm_count - 1, n, t), kH200);
     // fp32: 2 register tiles of 32768; 16-bit: block_hybrid across 2 blocks of 65536 (16384 in
     // registers, 96 KiB in shared memory: two an SM).
     const SoftmaxFamily f = t == DType::f32 ? SoftmaxFamily::cluster_tile : SoftmaxFamily::block_hybrid;
-    REQUIRE(wide.family == f);
+    REQUIRE(wide.family() == f);
     const int C = 2;
-    REQUIRE(wide.cluster == C);
+    REQUIRE(plan_cluster(wide) == C);
     const std::int64_t m_min = (kH200.sm_count + C - 1) / C;
-    CHECK(plan_softmax(dense(m_min, n, t), kH200).family == f);
+    CHECK(plan_softmax(dense(m_min, n, t), kH200).family() == f);
     // One row fewer: shared-memory slices (or 16-bit block_hybrid's four) if their clusters fill
     // the card, else split.
     const SoftmaxPlan fewer = plan_softmax(dense(m_min - 1, n, t), kH200);
-    CHECK(!(fewer.family == f && fewer.cluster == C));
-    if (fewer.family == SoftmaxFamily::cluster_row) CHECK((m_min - 1) * fewer.cluster >= kH200.sm_count);
+    CHECK(!(fewer.family() == f && plan_cluster(fewer) == C));
+    if (fewer.family() == SoftmaxFamily::cluster_row)
+      CHECK((m_min - 1) * cluster_row_of(fewer).cluster >= kH200.sm_count);
   }
 }
 
@@ -404,7 +444,7 @@ TEST_CASE("dispatch: register tiles are the smallest that hold the row (fp32 blo
             if (n < lo || need > hi) continue;
             const SoftmaxPlan s = plan_softmax(p, kH200);
             INFO("N = " << n << ", ld = " << p.ld_x << ": " << summary(s));
-            REQUIRE(s.family == family);
+            REQUIRE(s.family() == family);
             // Smallest listed capacity >= N + the room; for fp32 block_row the largest such
             // capacity the row fills to at least kBlockRowMinFillPercent, if any.
             std::int64_t best = -1;
@@ -413,7 +453,8 @@ TEST_CASE("dispatch: register tiles are the smallest that hold the row (fp32 blo
             if (family == SoftmaxFamily::block_row && t == DType::f32)
               for (const std::int64_t c : caps)
                 if (c > best && need * 100 >= kBlockRowMinFillPercent * c) best = c;
-            CHECK(s.capacity == best);
+            CHECK((family == SoftmaxFamily::warp_rows ? warp_rows_of(s).capacity
+                                                      : block_row_of(s).capacity) == best);
           }
         }
       }
@@ -426,52 +467,58 @@ TEST_CASE("dispatch: cluster tiles are the fewest that hold the row", "[dispatch
   // fp32 tiles of 32768: 128 KB rows -> 1 block (block_row), 256 KB -> 2, then tiles of 16384 up
   // to 8 (512 KB), on fewer rows than SMs (else block_hybrid takes them up to ~90K).
   const std::int64_t few = 100;
-  CHECK(plan_softmax(dense(M, 32768, DType::f32), kH200).family == SoftmaxFamily::block_row);
-  CHECK(plan_softmax(dense(few, 32769, DType::f32), kH200).cluster == 2);
-  CHECK(plan_softmax(dense(few, 65536, DType::f32), kH200).cluster == 2);
+  CHECK(plan_softmax(dense(M, 32768, DType::f32), kH200).family() == SoftmaxFamily::block_row);
+  CHECK(cluster_tile_of(plan_softmax(dense(few, 32769, DType::f32), kH200)).cluster == 2);
+  CHECK(cluster_tile_of(plan_softmax(dense(few, 65536, DType::f32), kH200)).cluster == 2);
   // Past two tiles of 32768, tiles of 16384 (512 threads), up to 8 of them.
-  CHECK(plan_softmax(dense(few, 65537, DType::f32), kH200).cluster == 8);
+  CHECK(cluster_tile_of(plan_softmax(dense(few, 65537, DType::f32), kH200)).cluster == 8);
   // Equal slices: N = 100000 on 4 blocks of 25000, not 3 x 32768 and a rest (a candidate: the
   // default there is block_hybrid across 2 blocks of 50000).
   const Problem p100k = dense(M, 100000, DType::f32);
   const SoftmaxPlan two = plan_softmax(p100k, kH200);
-  CHECK(two.family == SoftmaxFamily::block_hybrid);
-  CHECK(two.cluster == 2);
-  CHECK(two.slice == 50000);
+  CHECK(two.family() == SoftmaxFamily::block_hybrid);
+  CHECK(block_hybrid_of(two).cluster == 2);
+  CHECK(block_hybrid_of(two).slice == 50000);
   const SoftmaxPlan even = family_plans(SoftmaxFamily::cluster_tile, p100k, kH200).front();
-  CHECK(even.cluster == 4);
-  CHECK(even.slice == 25000);
+  CHECK(cluster_tile_of(even).cluster == 4);
+  CHECK(cluster_tile_of(even).slice == 25000);
   // Past 8 tiles of 16384, shared-memory slices (8 x 64 KB = 512 KB) while they hold the row,
   // then split.
   const SoftmaxPlan eight = plan_softmax(dense(M, 1 << 17, DType::f32), kH200);
-  CHECK(eight.family == SoftmaxFamily::cluster_tile);
-  CHECK(eight.cluster == 8);
-  CHECK(eight.threads == 512);
+  CHECK(eight.family() == SoftmaxFamily::cluster_tile);
+  CHECK(cluster_tile_of(eight).cluster == 8);
+  CHECK(cluster_tile_of(eight).threads == 512);
   const SoftmaxPlan slices = plan_softmax(dense(M, (1 << 17) + 4, DType::f32), kH200);
-  CHECK(slices.family == SoftmaxFamily::cluster_row);
+  CHECK(slices.family() == SoftmaxFamily::cluster_row);
   // Clusters of 8 copy their slices in by the threads (cp.async), smaller ones by TMA.
-  CHECK(slices.cluster == 8);
-  CHECK(slices.thread_copy);
-  CHECK_FALSE(plan_softmax(dense(M, 100000, DType::f32), kH200).thread_copy);  // C = 2
+  CHECK(cluster_row_of(slices).cluster == 8);
+  CHECK(cluster_row_of(slices).thread_copy);
+  const SoftmaxPlan two_rows = family_plans(SoftmaxFamily::cluster_row, p100k, kH200).front();
+  CHECK(cluster_row_of(two_rows).cluster == 2);
+  CHECK_FALSE(cluster_row_of(two_rows).thread_copy);
   // 2^18: past cluster_row's 8 slices of 112 KB, block_hybrid across 8 blocks of 32768 (16384
   // in registers, 64 KiB in shared memory, two an SM).
   const SoftmaxPlan hybrid8 = plan_softmax(dense(M, 1 << 18, DType::f32), kH200);
-  CHECK(hybrid8.family == SoftmaxFamily::block_hybrid);
-  CHECK(hybrid8.cluster == 8);
-  CHECK(hybrid8.slice == 32768);
-  CHECK(hybrid8.resident == 16384);
+  CHECK(hybrid8.family() == SoftmaxFamily::block_hybrid);
+  CHECK(block_hybrid_of(hybrid8).cluster == 8);
+  CHECK(block_hybrid_of(hybrid8).slice == 32768);
+  CHECK(block_hybrid_of(hybrid8).resident == 16384);
   // With fewer rows than 8 blocks a row fill the card, split.
-  CHECK(plan_softmax(dense(16, 1 << 18, DType::f32), kH200).family == SoftmaxFamily::split_row);
+  CHECK(plan_softmax(dense(16, 1 << 18, DType::f32), kH200).family() == SoftmaxFamily::split_row);
   // The other tiles are candidates: 16 tiles of 32768 (fp32), 16-bit tiles of 16384.
-  CHECK(family_plans(SoftmaxFamily::cluster_tile, dense(M, 1 << 19, DType::f32), kH200).front().cluster == 16);
-  CHECK(family_plans(SoftmaxFamily::cluster_tile, dense(M, 32768, DType::bf16), kH200).front().cluster == 2);
+  CHECK(cluster_tile_of(
+            family_plans(SoftmaxFamily::cluster_tile, dense(M, 1 << 19, DType::f32), kH200).front())
+            .cluster == 16);
+  CHECK(cluster_tile_of(
+            family_plans(SoftmaxFamily::cluster_tile, dense(M, 32768, DType::bf16), kH200).front())
+            .cluster == 2);
   // Without clusters (max_cluster = 1) a row longer than a block's tile goes to one block's
   // registers and shared memory (block_hybrid) while they hold it and the rows fill the card
   // (which leaves nothing to cluster_row with C = 1: one block's shared memory holds less than
   // block_hybrid), else it is split.
-  CHECK(plan_softmax(dense(M, 1 << 18, DType::f32), kH200, 1).family == SoftmaxFamily::split_row);
-  CHECK(plan_softmax(dense(M, 40000, DType::bf16), kH200, 1).family == SoftmaxFamily::block_hybrid);
-  CHECK(plan_softmax(dense(few, 40000, DType::bf16), kH200, 1).family == SoftmaxFamily::split_row);
+  CHECK(plan_softmax(dense(M, 1 << 18, DType::f32), kH200, 1).family() == SoftmaxFamily::split_row);
+  CHECK(plan_softmax(dense(M, 40000, DType::bf16), kH200, 1).family() == SoftmaxFamily::block_hybrid);
+  CHECK(plan_softmax(dense(few, 40000, DType::bf16), kH200, 1).family() == SoftmaxFamily::split_row);
 }
 
 TEST_CASE("dispatch: fp32 rows that fill a cluster's register tiles exactly take the cluster",
@@ -479,10 +526,10 @@ TEST_CASE("dispatch: fp32 rows that fill a cluster's register tiles exactly take
   // N = 65536 fp32 = 4 tiles of 16384 (512 threads x 8 vectors), M = 2048 rows: 8192 blocks.
   const SoftmaxPlan exact = plan_softmax(dense(2048, 65536, DType::f32), kH200);
   INFO(summary(exact));
-  CHECK(exact.family == SoftmaxFamily::cluster_tile);
-  CHECK(exact.cluster == 4);
-  CHECK(exact.threads == 512);
-  CHECK(exact.slice == exact.capacity);
+  CHECK(exact.family() == SoftmaxFamily::cluster_tile);
+  CHECK(cluster_tile_of(exact).cluster == 4);
+  CHECK(cluster_tile_of(exact).threads == 512);
+  CHECK(cluster_tile_of(exact).slice == cluster_tile_of(exact).capacity);
   CHECK(exact.why.find("fills the cluster's tiles exactly") != std::string::npos);
   // One vector more or less, a window's room, 16-bit storage, no clusters: block_hybrid.
   for (const Problem& p :
@@ -490,14 +537,14 @@ TEST_CASE("dispatch: fp32 rows that fill a cluster's register tiles exactly take
         dense(2670, 50257, DType::f32), Problem{2048, 65536, 65537, 65537, DType::f32},
         dense(2048, 65536, DType::bf16)}) {
     INFO(p.M << " x " << p.N << " ld " << p.ld_x << " " << to_string(p.dtype));
-    CHECK(plan_softmax(p, kH200).family == SoftmaxFamily::block_hybrid);
+    CHECK(plan_softmax(p, kH200).family() == SoftmaxFamily::block_hybrid);
   }
-  CHECK(plan_softmax(dense(2048, 65536, DType::f32), kH200, 1).family ==
+  CHECK(plan_softmax(dense(2048, 65536, DType::f32), kH200, 1).family() ==
         SoftmaxFamily::block_hybrid);
   // block_hybrid's 512-thread plan is still a candidate beside it.
   const std::vector<SoftmaxPlan> c = candidate_plans(dense(2048, 65536, DType::f32), kH200);
   CHECK(std::any_of(c.begin(), c.end(), [](const SoftmaxPlan& s) {
-    return s.family == SoftmaxFamily::block_hybrid && s.threads == 512;
+    return s.family() == SoftmaxFamily::block_hybrid && block_hybrid_of(s).threads == 512;
   }));
 }
 
@@ -505,17 +552,20 @@ TEST_CASE("dispatch: cluster slices prefer 64 KB, never exceed shared memory", "
   const std::int64_t M = 4096;
   // fp32: 768 KB rows -> 8 of 96 KB (no 8 slices of 64 KB hold them). (16-bit rows of that
   // length take block_hybrid across a cluster.)
-  CHECK(plan_softmax(dense(M, 32768, DType::bf16), kH200).cluster == 1);
+  CHECK(block_hybrid_of(plan_softmax(dense(M, 32768, DType::bf16), kH200)).cluster == 1);
   const SoftmaxPlan big = plan_softmax(dense(M, 3 << 16, DType::f32), kH200);
-  CHECK(big.family == SoftmaxFamily::cluster_row);
-  CHECK(big.cluster == 8);
-  CHECK(big.smem_bytes == 96u * 1024u);
-  CHECK(plan_softmax(dense(M, 3 << 17, DType::bf16), kH200).family == SoftmaxFamily::block_hybrid);
+  CHECK(big.family() == SoftmaxFamily::cluster_row);
+  CHECK(cluster_row_of(big).cluster == 8);
+  CHECK(cluster_row_of(big).smem_bytes == 96u * 1024u);
+  CHECK(plan_softmax(dense(M, 3 << 17, DType::bf16), kH200).family() == SoftmaxFamily::block_hybrid);
   // Every cluster_row candidate fits shared memory (check_invariants), 64 KB preferred among them.
   const auto plans = family_plans(SoftmaxFamily::cluster_row, dense(M, 65536, DType::f32), kH200);
   REQUIRE(plans.size() >= 3);
   CHECK(std::any_of(plans.begin(), plans.end(),
-                    [](const SoftmaxPlan& s) { return s.cluster == 4 && s.smem_bytes == 65536u; }));
+                    [](const SoftmaxPlan& s) {
+                      const ClusterRowPlan& c = cluster_row_of(s);
+                      return c.cluster == 4 && c.smem_bytes == 65536u;
+                    }));
 }
 
 TEST_CASE("dispatch: split rows stay on chip while the card holds them, else read twice",
@@ -523,19 +573,19 @@ TEST_CASE("dispatch: split rows stay on chip while the card holds them, else rea
   // M = 32, N = 2^22 fp32: 16 MB rows, one at a time over all 132 blocks (one per SM), 127 KB
   // each.
   const SoftmaxPlan a = plan_softmax(dense(32, 1 << 22, DType::f32), kH200);
-  REQUIRE(a.family == SoftmaxFamily::split_row);
+  REQUIRE(a.family() == SoftmaxFamily::split_row);
   CHECK(a.rows_in_flight == 1);
-  CHECK(a.grid == 132);
+  CHECK(split_row_of(a).grid == 132);
   // Rows read twice keep two blocks per SM (more of the row resident at once).
-  CHECK(plan_softmax(dense(1, 1 << 26, DType::f32), kH200).grid == 264);
-  CHECK(a.resident == a.slice);
+  CHECK(split_row_of(plan_softmax(dense(1, 1 << 26, DType::f32), kH200)).grid == 264);
+  CHECK(split_row_of(a).resident == split_row_of(a).slice);
   CHECK(a.traffic == TrafficModel::fused);
   // M = 8, N = 2^20 fp32: 32 MB in all, more than the ~29 MB on chip. One slice per block on one
   // block per SM: 2 waves of 4 rows, not 7 rows and then 1 row on a seventh of the card. The
   // default, two slices per block (two waves' slices on chip): 3 waves of at most 3 rows.
   const SoftmaxPlan b = plan_softmax(dense(8, 1 << 20, DType::f32), kH200);
-  REQUIRE(b.family == SoftmaxFamily::split_row);
-  CHECK(b.buffers == 2);
+  REQUIRE(b.family() == SoftmaxFamily::split_row);
+  CHECK(split_row_of(b).buffers == 2);
   CHECK(b.rows_in_flight == 3);
   CHECK(b.traffic == TrafficModel::fused);
   const SoftmaxPlan one = single_slice_one_per_sm(dense(8, 1 << 20, DType::f32));
@@ -546,10 +596,10 @@ TEST_CASE("dispatch: split rows stay on chip while the card holds them, else rea
                            dense(1, 1 << 26, DType::bf16)}) {
     const SoftmaxPlan s = plan_softmax(p, kH200);
     INFO(summary(s));
-    REQUIRE(s.family == SoftmaxFamily::split_row);
+    REQUIRE(s.family() == SoftmaxFamily::split_row);
     CHECK(s.traffic == TrafficModel::two_read);
-    CHECK(s.resident < s.slice);
-    CHECK(s.grid == 264);
+    CHECK(split_row_of(s).resident < split_row_of(s).slice);
+    CHECK(split_row_of(s).grid == 264);
   }
   // The streamed parts dealt out step by step where a row's streamed part is larger than L2
   // (M = 1, N = 2^26 fp32: 238 MB), not where it fits (M = 8, N = 2^24: 37 MB a row), not for
@@ -563,7 +613,7 @@ TEST_CASE("dispatch: split rows stay on chip while the card holds them, else rea
            {Problem{1, (1 << 26) - 1, (1 << 26) - 1, (1 << 26) - 1, DType::f32}, false}}) {
     const SoftmaxPlan s = plan_softmax(p, kH200);
     INFO(summary(s));
-    CHECK(s.interleaved == want);
+    CHECK(split_row_of(s).interleaved == want);
     CHECK((want ? summary(s).find(" interleaved") != std::string::npos
                 : summary(s).find(" interleaved") == std::string::npos));
     const std::string plain = want ? summary(s).substr(0, summary(s).size() - 12) : summary(s);
@@ -576,8 +626,8 @@ TEST_CASE("dispatch: split rows stay on chip while the card holds them, else rea
   // Few medium rows: M = 4, N = 65536 would give 16 blocks as clusters; split uses slices of at
   // least kMinSplitSlice elements instead.
   const SoftmaxPlan c = plan_softmax(dense(4, 65536, DType::f32), kH200);
-  REQUIRE(c.family == SoftmaxFamily::split_row);
-  CHECK(c.slice >= kMinSplitSlice);
+  REQUIRE(c.family() == SoftmaxFamily::split_row);
+  CHECK(split_row_of(c).slice >= kMinSplitSlice);
   CHECK(c.rows_in_flight == 4);
 }
 
@@ -594,7 +644,7 @@ TEST_CASE("dispatch: every plan for every boundary shape satisfies its family's 
         check_invariants(d, p, kH200);
         const auto all = candidate_plans(p, kH200);
         REQUIRE(!all.empty());
-        CHECK(all.front().family == d.family);
+        CHECK(all.front().family() == d.family());
         CHECK(summary(all.front()) == summary(d));
         std::set<std::string> seen;
         for (const SoftmaxPlan& s : all) {
@@ -645,7 +695,8 @@ TEST_CASE("the registry entry `softmax` exposes the dispatch", "[dispatch][regis
       CHECK_FALSE(why_unsupported(*k, p, kH200).has_value());
       const SoftmaxPlan s = plan_softmax(p, kH200);
       CHECK(traffic_model(*k, p, kH200) == s.traffic);
-      CHECK(k->workspace_bytes(p) >= s.workspace_bytes);
+      if (const auto* r = std::get_if<SplitRowPlan>(&s.form))
+        CHECK(k->workspace_bytes(p) >= r->workspace_bytes);
       CHECK(k->plan_for(p, kH200) == s.why);
     }
   }
@@ -665,14 +716,14 @@ TEST_CASE("dispatch: split_row's pipelined candidate holds two slices per block,
   check_pipelined_fp32(a[0], 2, 22, 6);
   // Twice the slices of the one-slice plan on one block per SM.
   const SoftmaxPlan one = single_slice_one_per_sm(dense(256, 1 << 19, DType::f32));
-  CHECK(one.buffers == 1);
-  CHECK(one.grid <= kH200.sm_count);
-  CHECK(a[0].slices >= 2 * one.slices);
+  CHECK(split_row_of(one).buffers == 1);
+  CHECK(split_row_of(one).grid <= kH200.sm_count);
+  CHECK(split_row_of(a[0]).slices >= 2 * split_row_of(one).slices);
   // M = 64, N = 2^21: one 8 MB row a wave, 132 slices of 62 KB, two per block.
   const auto c = pipelined_plans(dense(64, 1 << 21, DType::f32));
   REQUIRE(c.size() == 1);
   CHECK(c[0].rows_in_flight == 1);
-  CHECK(c[0].slices == 132);
+  CHECK(split_row_of(c[0]).slices == 132);
   // N = 2^22 fp32: two 16 MB rows do not fit on chip; rows read twice never get it either.
   CHECK(pipelined_plans(dense(32, 1 << 22, DType::f32)).empty());
   CHECK(pipelined_plans(dense(8, 1 << 24, DType::f32)).empty());
@@ -685,41 +736,41 @@ TEST_CASE("dispatch: split_row's pipelined candidate holds two slices per block,
   for (const std::int64_t n : {std::int64_t{1} << 19, std::int64_t{1} << 20}) {
     const SoftmaxPlan f = plan_softmax(dense((std::int64_t{1} << 27) / n, n, DType::f32), kH200);
     INFO("N = " << n << ": " << summary(f));
-    CHECK(f.family == SoftmaxFamily::split_row);
-    CHECK(f.buffers == 2);
+    CHECK(f.family() == SoftmaxFamily::split_row);
+    CHECK(split_row_of(f).buffers == 2);
     CHECK(f.rows_in_flight >= kSplitPipelinedMinRows);
-    CHECK(plan_softmax(dense((std::int64_t{1} << 27) / n, n, DType::bf16), kH200).buffers == 1);
+    CHECK_FALSE(pipelined(plan_softmax(dense((std::int64_t{1} << 27) / n, n, DType::bf16), kH200)));
   }
   // 2^21 (one row in flight): three slices per block, as long as two slices' (S = 132 either way).
   const SoftmaxPlan r1 = plan_softmax(dense(64, 1 << 21, DType::f32), kH200);
-  CHECK(r1.buffers == 3);
-  CHECK(r1.slices == 132);
-  CHECK(plan_softmax(dense(64, 1 << 21, DType::bf16), kH200).buffers == 1);
+  CHECK(split_row_of(r1).buffers == 3);
+  CHECK(split_row_of(r1).slices == 132);
+  CHECK(split_row_of(plan_softmax(dense(64, 1 << 21, DType::bf16), kH200)).buffers == 1);
   // 2^22: neither fits; one slice per block.
-  CHECK(plan_softmax(dense(32, 1 << 22, DType::f32), kH200).buffers == 1);
+  CHECK(split_row_of(plan_softmax(dense(32, 1 << 22, DType::f32), kH200)).buffers == 1);
   // Rows off 16-byte boundaries (N = 1000003, ld = N): two slices per block with the prefetch
   // (no re-poll) where that keeps 3 rows in flight; with fewer, two blocks per SM, partials
   // counted.
   const SoftmaxPlan odd = plan_softmax(dense(134, 1000003, DType::f32), kH200);
-  CHECK(odd.buffers == 2);
-  CHECK(odd.prefetch);
-  CHECK_FALSE(odd.repoll);
+  CHECK(split_row_of(odd).buffers == 2);
+  CHECK(split_row_of(odd).prefetch);
+  CHECK_FALSE(split_row_of(odd).repoll);
   CHECK(odd.rows_in_flight >= kSplitPipelinedMinRows);
-  CHECK(odd.resident == odd.slice);
+  CHECK(split_row_of(odd).resident == split_row_of(odd).slice);
   // The sanitizer's shapes for these defaults (test_lab_kernels.cpp) take them.
-  CHECK(plan_softmax(dense(2, 1 << 21, DType::f32), kH200).buffers == 3);
-  CHECK(plan_softmax(dense(2, 1 << 22, DType::f32), kH200).ring);
+  CHECK(split_row_of(plan_softmax(dense(2, 1 << 21, DType::f32), kH200)).buffers == 3);
+  CHECK(split_row_of(plan_softmax(dense(2, 1 << 22, DType::f32), kH200)).ring);
   const SoftmaxPlan few_odd = plan_softmax(dense(4, 300001, DType::f32), kH200);
-  CHECK(few_odd.family == SoftmaxFamily::split_row);
-  CHECK(few_odd.buffers == 2);  // 4 rows in flight
+  CHECK(few_odd.family() == SoftmaxFamily::split_row);
+  CHECK(split_row_of(few_odd).buffers == 2);  // 4 rows in flight
   const SoftmaxPlan two_odd = plan_softmax(dense(2, 300001, DType::f32), kH200);
-  CHECK(two_odd.family == SoftmaxFamily::split_row);
-  CHECK_FALSE(two_odd.tagged_partials);  // 2 rows: counted, two blocks per SM
-  CHECK(two_odd.grid > kH200.sm_count);
+  CHECK(two_odd.family() == SoftmaxFamily::split_row);
+  CHECK_FALSE(split_row_of(two_odd).tagged_partials);  // 2 rows: counted, two blocks per SM
+  CHECK(split_row_of(two_odd).grid > kH200.sm_count);
   // Padded to 16 bytes (ld = 1000004), the same rows are aligned: the pipelined exchange.
   Problem padded_odd = dense(134, 1000003, DType::f32);
   padded_odd.ld_x = padded_odd.ld_y = 1000004;
-  CHECK(plan_softmax(padded_odd, kH200).buffers == 2);
+  CHECK(split_row_of(plan_softmax(padded_odd, kH200)).buffers == 2);
 }
 
 TEST_CASE("dispatch: split_row's three-slice plans: a third of the shared memory per slice",
@@ -731,16 +782,17 @@ TEST_CASE("dispatch: split_row's three-slice plans: a third of the shared memory
   check_pipelined_fp32(a[0], 3, 33, 4);
   const std::vector<SoftmaxPlan> two = pipelined_plans(dense(256, 1 << 19, DType::f32));
   REQUIRE(two.size() == 1);
-  CHECK(a[0].slices > two[0].slices);
+  CHECK(split_row_of(a[0]).slices > split_row_of(two[0]).slices);
   // Rows off 16-byte boundaries (N = 1000003): each third has the window's extra vector.
   const Problem odd = dense(134, 1000003, DType::f32);
   const std::vector<SoftmaxPlan> b = pipelined_plans(odd, 3);
   REQUIRE(b.size() == 1);
-  CHECK(b[0].smem_bytes == 3u * static_cast<std::size_t>(b[0].slice + slice_room(odd)) * 4u);
+  CHECK(split_row_of(b[0]).smem_bytes ==
+        3u * static_cast<std::size_t>(split_row_of(b[0]).slice + slice_room(odd)) * 4u);
   // M = 64, N = 2^21: one 8 MB row a wave over all 132 SMs, the same S as two slices per block.
   const std::vector<SoftmaxPlan> c = pipelined_plans(dense(64, 1 << 21, DType::f32), 3);
   REQUIRE(c.size() == 1);
-  CHECK(c[0].slices == 132);
+  CHECK(split_row_of(c[0]).slices == 132);
   CHECK(c[0].rows_in_flight == 1);
   // N = 2^22 fp32 (16 MB rows): more than 132 thirds hold.
   CHECK(pipelined_plans(dense(32, 1 << 22, DType::f32), 3).empty());
@@ -758,15 +810,17 @@ TEST_CASE("dispatch: every pipelined split_row candidate has a twin with the L2 
       const std::vector<SoftmaxPlan> twin = pipelined_plans(p, buffers, true);
       REQUIRE(plain.size() == 1);
       REQUIRE(twin.size() == 1);
-      CHECK(twin[0].slices == plain[0].slices);
-      CHECK(twin[0].slice == plain[0].slice);
-      CHECK(twin[0].grid == plain[0].grid);
-      CHECK(twin[0].smem_bytes == plain[0].smem_bytes);
+      const SplitRowPlan& t = split_row_of(twin[0]);
+      const SplitRowPlan& q = split_row_of(plain[0]);
+      CHECK(t.slices == q.slices);
+      CHECK(t.slice == q.slice);
+      CHECK(t.grid == q.grid);
+      CHECK(t.smem_bytes == q.smem_bytes);
       CHECK(summary(twin[0]).find(" prefetch") != std::string::npos);
       CHECK(twin[0].why.find("prefetched into L2 at the trip's start") != std::string::npos);
       CHECK(plain[0].why.find("prefetched") == std::string::npos);
-      CHECK_FALSE(plain[0].repoll);
-      CHECK_FALSE(twin[0].repoll);
+      CHECK_FALSE(q.repoll);
+      CHECK_FALSE(t.repoll);
     }
   }
   // The two-slice defaults take it and the early re-poll (2^18 on few rows, 2^19, 2^20), the
@@ -777,22 +831,22 @@ TEST_CASE("dispatch: every pipelined split_row candidate has a twin with the L2 
                            dense(128, 1 << 20, DType::f32), dense(16, 600000, DType::f32)}) {
     const SoftmaxPlan f = plan_softmax(p, kH200);
     INFO(summary(f));
-    CHECK(f.buffers == 2);
-    CHECK(f.prefetch);
-    CHECK(f.repoll);
+    CHECK(split_row_of(f).buffers == 2);
+    CHECK(split_row_of(f).prefetch);
+    CHECK(split_row_of(f).repoll);
   }
   const SoftmaxPlan r1 = plan_softmax(dense(64, 1 << 21, DType::f32), kH200);
-  CHECK(r1.buffers == 3);
-  CHECK_FALSE(r1.prefetch);
-  CHECK_FALSE(r1.repoll);
+  CHECK(split_row_of(r1).buffers == 3);
+  CHECK_FALSE(split_row_of(r1).prefetch);
+  CHECK_FALSE(split_row_of(r1).repoll);
   // The early re-poll: a candidate beside each prefetching plan, never without the pipeline.
   for (const Problem& p : {dense(256, 1 << 19, DType::f32), dense(64, 1 << 21, DType::f32)}) {
     int with = 0;
     for (const SoftmaxPlan& s : family_plans(SoftmaxFamily::split_row, p, kH200)) {
-      if (!s.repoll) continue;
+      if (!split_row_of(s).repoll) continue;
       ++with;
-      CHECK(s.buffers > 1);
-      CHECK(s.prefetch);
+      CHECK(split_row_of(s).buffers > 1);
+      CHECK(split_row_of(s).prefetch);
       CHECK(summary(s).find(" repoll") != std::string::npos);
     }
     CHECK(with == 2);
@@ -824,36 +878,32 @@ TEST_CASE("split_row refuses a pipelined plan it cannot run, before any launch",
   const SoftmaxPlan good = plans.front();
   const auto refusal = [&](const SoftmaxPlan& s) { return launch_refusal(s, p); };
   SoftmaxPlan part = good;  // a slice only partly resident
-  part.resident = good.slice / 2;
+  split_row_of(part).resident = split_row_of(good).slice / 2;
   CHECK(refusal(part).find("pipelined exchange") != std::string::npos);
   SoftmaxPlan counted = good;
-  counted.tagged_partials = false;
+  split_row_of(counted).tagged_partials = false;
   CHECK(refusal(counted).find("tagged partials") != std::string::npos);
   SoftmaxPlan four = good;
-  four.buffers = 4;
+  split_row_of(four).buffers = 4;
   CHECK(refusal(four).find("1, or 2 or 3") != std::string::npos);
   SoftmaxPlan repoll_one = single_slice_one_per_sm(p);  // the re-poll without the pipeline
-  repoll_one.repoll = true;
+  split_row_of(repoll_one).repoll = true;
   CHECK(refusal(repoll_one).find("early re-poll") != std::string::npos);
   // Interleaved streamed parts: fp32 rows read twice only.
   SoftmaxPlan on_chip = single_slice_one_per_sm(p);  // every slice resident
-  on_chip.interleaved = true;
+  split_row_of(on_chip).interleaved = true;
   CHECK(refusal(on_chip).find("interleaved") != std::string::npos);
   SoftmaxPlan bf16 = plan_softmax(dense(1, 1 << 26, DType::bf16), kH200);
-  bf16.interleaved = true;
+  split_row_of(bf16).interleaved = true;
   CHECK(launch_refusal(bf16, dense(1, 1 << 26, DType::bf16)).find("interleaved") !=
         std::string::npos);
-}
-
-bool same_plan_summary(const SoftmaxPlan& a, const SoftmaxPlan& b) {
-  return summary(a) == summary(b) && a.why == b.why;
 }
 
 // split_row's ring candidates for p.
 std::vector<SoftmaxPlan> ring_plans(const Problem& p) {
   std::vector<SoftmaxPlan> out;
   for (const SoftmaxPlan& s : candidate_plans(p, kH200))
-    if (s.ring) out.push_back(s);
+    if (s.family() == SoftmaxFamily::split_row && split_row_of(s).ring) out.push_back(s);
   return out;
 }
 
@@ -861,7 +911,8 @@ std::vector<SoftmaxPlan> ring_plans(const Problem& p) {
 std::vector<SoftmaxPlan> hybrid_cluster_plans(const Problem& p) {
   std::vector<SoftmaxPlan> out;
   for (const SoftmaxPlan& s : candidate_plans(p, kH200))
-    if (s.family == SoftmaxFamily::block_hybrid && s.cluster > 1) out.push_back(s);
+    if (s.family() == SoftmaxFamily::block_hybrid && block_hybrid_of(s).cluster > 1)
+      out.push_back(s);
   return out;
 }
 
@@ -874,7 +925,7 @@ TEST_CASE("dispatch: block_hybrid across a cluster, a slice longer than a tile p
   const std::vector<SoftmaxPlan> plans = hybrid_cluster_plans(p);
   const auto has = [&](int C, int threads) {
     return std::any_of(plans.begin(), plans.end(), [&](const SoftmaxPlan& s) {
-      return s.cluster == C && s.threads == threads;
+      return block_hybrid_of(s).cluster == C && block_hybrid_of(s).threads == threads;
     });
   };
   CHECK(has(4, 1024));
@@ -885,21 +936,22 @@ TEST_CASE("dispatch: block_hybrid across a cluster, a slice longer than a tile p
   CHECK_FALSE(has(2, 1024));  // 131072 per block: past a tile and a block's shared memory
   for (const SoftmaxPlan& s : plans) {
     INFO(summary(s));
-    CHECK(s.slice * s.cluster == p.N);
-    CHECK(s.resident == s.slice - s.capacity);
-    CHECK(s.grid == p.M * s.cluster);
-    CHECK(summary(s).find("C=" + std::to_string(s.cluster)) != std::string::npos);
+    const BlockHybridPlan& h = block_hybrid_of(s);
+    CHECK(h.slice * h.cluster == p.N);
+    CHECK(h.resident == h.slice - h.capacity);
+    CHECK(h.grid == p.M * h.cluster);
+    CHECK(summary(s).find("C=" + std::to_string(h.cluster)) != std::string::npos);
   }
   // The default is the 8 blocks, two an SM (faster than split_row: results/h200/tuning/).
   const SoftmaxPlan f = plan_softmax(p, kH200);
-  CHECK(f.family == SoftmaxFamily::block_hybrid);
-  CHECK(f.cluster == 8);
-  CHECK(f.threads == 512);
+  CHECK(f.family() == SoftmaxFamily::block_hybrid);
+  CHECK(block_hybrid_of(f).cluster == 8);
+  CHECK(block_hybrid_of(f).threads == 512);
   // Rows no cluster of block_hybrid blocks holds: fp32 2^21 (131072 a block at C = 16).
   CHECK(hybrid_cluster_plans(dense(64, 1 << 21, DType::f32)).empty());
   // No clusters on the device: none.
   for (const SoftmaxPlan& s : candidate_plans(p, kH200, 1))
-    CHECK_FALSE((s.family == SoftmaxFamily::block_hybrid && s.cluster > 1));
+    CHECK(plan_cluster(s) == 1);
   // 16-bit rows hold twice the elements a block: bf16 2^21 on 16 blocks of 131072.
   CHECK_FALSE(hybrid_cluster_plans(dense(64, 1 << 21, DType::bf16)).empty());
 }
@@ -910,16 +962,16 @@ TEST_CASE("block_hybrid refuses a cluster plan it cannot run, before any launch"
   REQUIRE_FALSE(plans.empty());
   const SoftmaxPlan good = plans.front();
   SoftmaxPlan three = good;
-  three.cluster = 3;
+  block_hybrid_of(three).cluster = 3;
   CHECK(launch_refusal(three, p).find("power of two") != std::string::npos);
   SoftmaxPlan short_slices = good;  // the slices do not cover the row
-  short_slices.slice = good.slice / 2;
+  block_hybrid_of(short_slices).slice = block_hybrid_of(good).slice / 2;
   CHECK(launch_refusal(short_slices, p).find("do not cut N") != std::string::npos);
   SoftmaxPlan odd = good;  // not whole vectors
-  odd.slice = good.slice + 1;
+  block_hybrid_of(odd).slice = block_hybrid_of(good).slice + 1;
   CHECK(launch_refusal(odd, p).find("do not cut N") != std::string::npos);
   SoftmaxPlan empty = good;  // the last block's slice empty
-  empty.slice = p.N;
+  block_hybrid_of(empty).slice = p.N;
   CHECK(launch_refusal(empty, p).find("do not cut N") != std::string::npos);
 }
 
@@ -928,7 +980,8 @@ TEST_CASE("dispatch: split_row's ring of chunk slots, for aligned rows on chip w
   const std::size_t per_block = kH200.shared_bytes_per_block;
   const auto chunk_bytes = [](const SoftmaxPlan& s, DType t) {
     const std::int64_t V = kVectorBytes / dtype_bytes(t);
-    return static_cast<std::size_t>((s.slice / V + kSplitChunks - 1) / kSplitChunks * kVectorBytes);
+    return static_cast<std::size_t>((split_row_of(s).slice / V + kSplitChunks - 1) / kSplitChunks *
+                                    kVectorBytes);
   };
   // M = 32, N = 2^22 fp32: one row in flight on 132 blocks; its 127 KB slice (4 chunks of 31776
   // bytes) leaves room for 3 more chunks: a ring of 7.
@@ -936,15 +989,16 @@ TEST_CASE("dispatch: split_row's ring of chunk slots, for aligned rows on chip w
   const std::vector<SoftmaxPlan> r22 = ring_plans(p22);
   REQUIRE(r22.size() == 1);
   const SoftmaxPlan& ring = r22.front();
-  CHECK(ring.family == SoftmaxFamily::split_row);
-  CHECK(ring.slices == 132);
+  CHECK(ring.family() == SoftmaxFamily::split_row);
+  const SplitRowPlan& r = split_row_of(ring);
+  CHECK(r.slices == 132);
   CHECK(ring.rows_in_flight == 1);
-  CHECK(ring.buffers == 1);
-  CHECK(ring.resident == ring.slice);
-  CHECK(ring.tagged_partials);
-  CHECK_FALSE(ring.prefetch);
-  CHECK(ring.smem_bytes == 7 * chunk_bytes(ring, DType::f32));
-  CHECK(ring.smem_bytes <= per_block);
+  CHECK(r.buffers == 1);
+  CHECK(r.resident == r.slice);
+  CHECK(r.tagged_partials);
+  CHECK_FALSE(r.prefetch);
+  CHECK(r.smem_bytes == 7 * chunk_bytes(ring, DType::f32));
+  CHECK(r.smem_bytes <= per_block);
   CHECK(summary(ring).ends_with(" ring"));
   CHECK(find_candidate(p22, kH200, summary(ring)).has_value());
   CHECK(ring.why.find("ring of 7 chunk slots") != std::string::npos);
@@ -952,11 +1006,12 @@ TEST_CASE("dispatch: split_row's ring of chunk slots, for aligned rows on chip w
   // The dispatch's plan there (aligned fp32 rows on chip, one at a time on the whole card, where
   // neither pipelined form fits): the ring; not for bf16 rows of that length (three rows in flight),
   // nor where fp32 rows have more rows in flight (N = 2^21: three slices per block).
-  CHECK(same_plan_summary(plan_softmax(p22, kH200), ring));
-  CHECK_FALSE(plan_softmax(dense(32, 1 << 22, DType::bf16), kH200).ring);
-  CHECK_FALSE(plan_softmax(dense(64, 1 << 21, DType::f32), kH200).ring);
-  CHECK_FALSE(plan_softmax(dense(128, 1 << 20, DType::f32), kH200).ring);
-  CHECK_FALSE(plan_softmax(dense(32, (1 << 22) + 1, DType::f32), kH200).ring);  // off boundaries
+  CHECK(plan_softmax(p22, kH200) == ring);
+  CHECK_FALSE(split_row_of(plan_softmax(dense(32, 1 << 22, DType::bf16), kH200)).ring);
+  CHECK_FALSE(split_row_of(plan_softmax(dense(64, 1 << 21, DType::f32), kH200)).ring);
+  CHECK_FALSE(split_row_of(plan_softmax(dense(128, 1 << 20, DType::f32), kH200)).ring);
+  // Rows off 16-byte boundaries.
+  CHECK_FALSE(split_row_of(plan_softmax(dense(32, (1 << 22) + 1, DType::f32), kH200)).ring);
   // Every ring candidate: more slots than a slice's chunks, at most kSplitRingSlotsMax, within a
   // block's shared memory; its rows in flight the one-slice plan's, half of them, or one.
   for (const Problem& p : {dense(64, 1 << 21, DType::f32), dense(128, 1 << 20, DType::f32),
@@ -965,14 +1020,15 @@ TEST_CASE("dispatch: split_row's ring of chunk slots, for aligned rows on chip w
     INFO(p.M << " x " << p.N << " " << to_string(p.dtype));
     CHECK(!rings.empty());
     for (const SoftmaxPlan& s : rings) {
-      const std::size_t slots = s.smem_bytes / chunk_bytes(s, p.dtype);
-      CHECK(s.smem_bytes % chunk_bytes(s, p.dtype) == 0);
+      const SplitRowPlan& q = split_row_of(s);
+      const std::size_t slots = q.smem_bytes / chunk_bytes(s, p.dtype);
+      CHECK(q.smem_bytes % chunk_bytes(s, p.dtype) == 0);
       CHECK(slots > static_cast<std::size_t>(kSplitChunks));
       CHECK(slots <= static_cast<std::size_t>(kSplitRingSlotsMax));
-      CHECK(s.smem_bytes <= per_block);
-      CHECK(s.resident == s.slice);
-      CHECK(s.grid <= kH200.sm_count);
-      CHECK(s.slices * s.slice >= p.N);
+      CHECK(q.smem_bytes <= per_block);
+      CHECK(q.resident == q.slice);
+      CHECK(q.grid <= kH200.sm_count);
+      CHECK(q.slices * q.slice >= p.N);
     }
   }
   // N = 2^20 fp32: the one-slice plan's 6 rows in flight leave no room (190 KB slices); 3 rows
@@ -994,13 +1050,13 @@ TEST_CASE("split_row refuses a ring plan it cannot run, before any launch", "[di
   REQUIRE(rings.size() == 1);
   const auto refusal = [&](const SoftmaxPlan& s) { return launch_refusal(s, p); };
   SoftmaxPlan two = rings.front();  // with the pipelined exchange
-  two.buffers = 2;
+  split_row_of(two).buffers = 2;
   CHECK(refusal(two).find("ring of chunks") != std::string::npos);
   SoftmaxPlan counted = rings.front();
-  counted.tagged_partials = false;
+  split_row_of(counted).tagged_partials = false;
   CHECK(refusal(counted).find("ring of chunks") != std::string::npos);
   SoftmaxPlan no_room = rings.front();  // shared memory for the slice's own chunks only
-  no_room.smem_bytes = static_cast<std::size_t>(no_room.slice) * 4;
+  split_row_of(no_room).smem_bytes = static_cast<std::size_t>(split_row_of(no_room).slice) * 4;
   CHECK(refusal(no_room).find("ring of chunks") != std::string::npos);
 }
 
@@ -1010,32 +1066,32 @@ TEST_CASE("dispatch: split_row prefetches into L2 only while a wave of rows fill
   // there, the ring, has most of its next slice on chip: none); M = 64, N = 2^21 on one slice per
   // block: 3 rows, 25.2 MB (the default there, three slices per block, has its next slices on
   // chip: none).
-  CHECK(single_slice_one_per_sm(dense(32, 1 << 22, DType::f32)).prefetch);
-  CHECK_FALSE(plan_softmax(dense(32, 1 << 22, DType::f32), kH200).prefetch);
-  CHECK(single_slice_one_per_sm(dense(64, 1 << 21, DType::f32)).prefetch);
-  CHECK_FALSE(plan_softmax(dense(64, 1 << 21, DType::f32), kH200).prefetch);
+  CHECK(split_row_of(single_slice_one_per_sm(dense(32, 1 << 22, DType::f32))).prefetch);
+  CHECK_FALSE(split_row_of(plan_softmax(dense(32, 1 << 22, DType::f32), kH200)).prefetch);
+  CHECK(split_row_of(single_slice_one_per_sm(dense(64, 1 << 21, DType::f32))).prefetch);
+  CHECK_FALSE(split_row_of(plan_softmax(dense(64, 1 << 21, DType::f32), kH200)).prefetch);
   // M = 128, N = 2^20 on two blocks per SM (the family's first candidate): 7 rows of 4 MB =
   // 29.4 MB per wave: no prefetch (the lines would not last). One block per SM holds 6 rows at a
   // time (25.2 MB): prefetch. The default (two slices per block) has the next slice on chip and
   // prefetches the one after, whatever the wave: its prefetched slices are one per SM.
   const SoftmaxPlan b =
       family_plans(SoftmaxFamily::split_row, dense(128, 1 << 20, DType::f32), kH200).front();
-  CHECK(b.grid > kH200.sm_count);
+  CHECK(split_row_of(b).grid > kH200.sm_count);
   CHECK(b.rows_in_flight == 7);
-  CHECK_FALSE(b.prefetch);
+  CHECK_FALSE(split_row_of(b).prefetch);
   const SoftmaxPlan b1 = single_slice_one_per_sm(dense(128, 1 << 20, DType::f32));
   CHECK(b1.rows_in_flight == 6);
-  CHECK(b1.prefetch);
+  CHECK(split_row_of(b1).prefetch);
   const SoftmaxPlan b2 = plan_softmax(dense(128, 1 << 20, DType::f32), kH200);
-  CHECK(b2.buffers == 2);
-  CHECK(b2.prefetch);
+  CHECK(split_row_of(b2).buffers == 2);
+  CHECK(split_row_of(b2).prefetch);
   // Rows read twice: never.
-  CHECK_FALSE(plan_softmax(dense(8, 1 << 24, DType::f32), kH200).prefetch);
+  CHECK_FALSE(split_row_of(plan_softmax(dense(8, 1 << 24, DType::f32), kH200)).prefetch);
   // The other setting is always the second candidate, so the tuning run times both.
   for (const Problem& p : {dense(32, 1 << 22, DType::f32), dense(128, 1 << 20, DType::f32)}) {
     const auto plans = family_plans(SoftmaxFamily::split_row, p, kH200);
     REQUIRE(plans.size() >= 2);
-    CHECK(plans[0].prefetch != plans[1].prefetch);
+    CHECK(split_row_of(plans[0]).prefetch != split_row_of(plans[1]).prefetch);
   }
 }
 
@@ -1050,9 +1106,9 @@ TEST_CASE("dispatch: fp32 block_row rows of 1000-4096 take the tiles measured fa
                                          std::tuple{16384, 512, 8}}) {
     const SoftmaxPlan s = plan_softmax(dense((std::int64_t{1} << 27) / n, n), kH200);
     INFO("N = " << n << ": " << summary(s));
-    CHECK(s.family == SoftmaxFamily::block_row);
-    CHECK(s.threads == threads);
-    CHECK(s.vecs == vecs);
+    CHECK(s.family() == SoftmaxFamily::block_row);
+    CHECK(block_row_of(s).threads == threads);
+    CHECK(block_row_of(s).vecs == vecs);
     // The smallest tile that holds the row stays a candidate beside it.
     std::int64_t smallest = 0;
     for (TileShape t : block_row_tiles(DType::f32)) {
@@ -1061,14 +1117,14 @@ TEST_CASE("dispatch: fp32 block_row rows of 1000-4096 take the tiles measured fa
     }
     const std::vector<SoftmaxPlan> c = family_plans(SoftmaxFamily::block_row, dense(64, n), kH200);
     REQUIRE(!c.empty());
-    CHECK(c.front().capacity == s.capacity);
+    CHECK(block_row_of(c.front()).capacity == block_row_of(s).capacity);
     CHECK(std::any_of(c.begin(), c.end(),
-                      [&](const SoftmaxPlan& q) { return q.capacity == smallest; }));
+                      [&](const SoftmaxPlan& q) { return block_row_of(q).capacity == smallest; }));
   }
   // 16-bit rows keep the smallest: bf16 2048 on 64 x 4.
   const SoftmaxPlan b = plan_softmax(dense(65536, 2048, DType::bf16), kH200);
-  CHECK(b.threads == 64);
-  CHECK(b.vecs == 4);
+  CHECK(block_row_of(b).threads == 64);
+  CHECK(block_row_of(b).vecs == 4);
 }
 
 TEST_CASE("dispatch: a candidate plan is found by its summary, and only a candidate",
@@ -1081,7 +1137,7 @@ TEST_CASE("dispatch: a candidate plan is found by its summary, and only a candid
   }
   const std::optional<SoftmaxPlan> wide = find_candidate(p, kH200, "block_row T=128 K=4 cap=2048");
   REQUIRE(wide.has_value());
-  CHECK(wide->threads == 128);
+  CHECK(block_row_of(*wide).threads == 128);
   CHECK(!find_candidate(p, kH200, "block_row T=128 K=4").has_value());  // the whole line only
   CHECK(!find_candidate(p, kH200, "block_row T=1024 K=8 cap=32768").has_value());  // not one
   CHECK(!find_candidate(dense(64, 100), kH200, "block_row T=128 K=4 cap=2048").has_value());
@@ -1095,13 +1151,16 @@ TEST_CASE("dispatch: warp_rows' reduction, two-pass for 16-bit rows, pairs merge
       if (p.N > warp_rows_max_n(t)) continue;
       const SoftmaxPlan s = plan_softmax(p, kH200);
       INFO(to_string(t) << " N = " << n << ": " << summary(s));
-      REQUIRE(s.family == SoftmaxFamily::warp_rows);
-      CHECK(s.two_pass == (t != DType::f32));
+      REQUIRE(s.family() == SoftmaxFamily::warp_rows);
+      const WarpRowsPlan& w = warp_rows_of(s);
+      CHECK(w.two_pass == (t != DType::f32));
       // The other reduction is a candidate of the same tile.
       const std::vector<SoftmaxPlan> c = candidate_plans(p, kH200);
       CHECK(std::any_of(c.begin(), c.end(), [&](const SoftmaxPlan& q) {
-        return q.family == s.family && q.lanes_per_row == s.lanes_per_row && q.vecs == s.vecs &&
-               q.grid == s.grid && q.two_pass != s.two_pass;
+        if (q.family() != SoftmaxFamily::warp_rows) return false;
+        const WarpRowsPlan& o = warp_rows_of(q);
+        return o.lanes_per_row == w.lanes_per_row && o.vecs == w.vecs && o.grid == w.grid &&
+               o.two_pass != w.two_pass;
       }));
     }
 }
@@ -1111,12 +1170,12 @@ TEST_CASE("dispatch: warp_rows' grid, one block per rows for fp32, sized to the 
   for (const std::int64_t n : {32, 128, 512, 1000, 1024}) {
     INFO("N = " << n);
     const SoftmaxPlan h = plan_softmax(dense((std::int64_t{1} << 27) / n, n, DType::bf16), kH200);
-    REQUIRE(h.family == SoftmaxFamily::warp_rows);
-    CHECK(h.grid == 0);  // persistent: the launcher sizes it to the card
+    REQUIRE(h.family() == SoftmaxFamily::warp_rows);
+    CHECK(warp_rows_of(h).grid == 0);  // persistent: the launcher sizes it to the card
     if (n <= warp_rows_max_n(DType::f32)) {
       const SoftmaxPlan f = plan_softmax(dense((std::int64_t{1} << 27) / n, n, DType::f32), kH200);
-      REQUIRE(f.family == SoftmaxFamily::warp_rows);
-      CHECK(f.grid > 0);
+      REQUIRE(f.family() == SoftmaxFamily::warp_rows);
+      CHECK(warp_rows_of(f).grid > 0);
     }
   }
 }
@@ -1166,20 +1225,20 @@ TEST_CASE("dispatch by device: each profile gets only the families it supports, 
         return;
       }
       const SoftmaxPlan s = plan_softmax(p, d, d.max_cluster);
-      CHECK(family_available(s.family, d));
+      CHECK(family_available(s.family(), d));
       if (!d.has_clusters()) {
-        CHECK_FALSE(is_cluster_family(s.family));
-        CHECK(s.cluster <= 1);
+        CHECK_FALSE(is_cluster_family(s.family()));
+        CHECK(plan_cluster(s) <= 1);
       }
-      CHECK(s.cluster <= std::max(1, d.max_cluster));
+      CHECK(plan_cluster(s) <= std::max(1, d.max_cluster));
       // A block's registers fit the SM's: every tile family keeps a thread within 64 registers
       // (kTileThreadsPerSm), warp_rows' 256 threads and the slice families' 512 within theirs.
-      CHECK(s.threads >= 32);
-      CHECK(std::int64_t{s.threads} * 64 <= d.registers_per_sm);
+      CHECK(block_threads(s) >= 32);
+      CHECK(std::int64_t{block_threads(s)} * 64 <= d.registers_per_sm);
       check_invariants(s, p, d);
       for (const SoftmaxPlan& c : candidate_plans(p, d, d.max_cluster)) {
         INFO("candidate " << summary(c));
-        CHECK(family_available(c.family, d));
+        CHECK(family_available(c.family(), d));
         check_invariants(c, p, d);
       }
     });
@@ -1201,7 +1260,7 @@ TEST_CASE("dispatch by device: sm_80 and sm_89 cards never get a cluster family 
     // and by the registry entry, with the reason.
     for (DType t : kDtypes) {
       const Problem fits = dense(1000, 32768, t);
-      CHECK(plan_softmax(fits, d).family == SoftmaxFamily::block_row);
+      CHECK(plan_softmax(fits, d).family() == SoftmaxFamily::block_row);
       const Problem longer = dense(1000, 131072, t);
       CHECK_THROWS_AS(plan_softmax(longer, d), std::invalid_argument);
       const KernelInfo* k = find_kernel("softmax");
@@ -1233,29 +1292,31 @@ TEST_CASE("dispatch by device: a sm_90 card without cluster launch gets no clust
   for_profile_grid([&](const Problem& p) {
     INFO("M = " << p.M << ", N = " << p.N << " " << to_string(p.dtype));
     const SoftmaxPlan s = plan_softmax(p, d, kMaxClusterSize);
-    CHECK_FALSE(is_cluster_family(s.family));
-    CHECK(s.cluster <= 1);
+    CHECK_FALSE(is_cluster_family(s.family()));
+    CHECK(plan_cluster(s) <= 1);
     check_invariants(s, p, d);
   });
 }
 
-TEST_CASE("plan_form: each plan's family fields, compared field by field", "[dispatch]") {
+TEST_CASE("plans: each family's own form, compared field by field", "[dispatch]") {
   for (DType t : kDtypes)
     for (std::int64_t N : kProfileNs) {
       const Problem p = dense(64, N, t);
       const std::vector<SoftmaxPlan> plans = candidate_plans(p, kH200);
       for (std::size_t i = 0; i < plans.size(); ++i) {
         INFO(summary(plans[i]));
-        CHECK(plan_form(plans[i]).index() == static_cast<std::size_t>(plans[i].family));
         // Candidates are listed once each: no two have the same form.
-        for (std::size_t j = 0; j < i; ++j) CHECK_FALSE(plan_form(plans[j]) == plan_form(plans[i]));
-        // The reason is not part of the plan; a field of the family is.
+        for (std::size_t j = 0; j < i; ++j) CHECK_FALSE(plans[j].form == plans[i].form);
+        // The reason is not part of the form; a field of the family is.
         SoftmaxPlan same = plans[i];
         same.why += " (again)";
-        CHECK(plan_form(same) == plan_form(plans[i]));
+        CHECK(same.form == plans[i].form);
+        CHECK_FALSE(same == plans[i]);
         SoftmaxPlan other = plans[i];
-        other.grid += 1;
-        CHECK_FALSE(plan_form(other) == plan_form(plans[i]));
+        std::visit([](auto& f) { f.grid += 1; }, other.form);
+        CHECK_FALSE(other.form == plans[i].form);
+        CHECK_FALSE(other == plans[i]);
+        CHECK(SoftmaxPlan(plans[i]) == plans[i]);
       }
     }
 }

@@ -14,6 +14,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "catch.hpp"
@@ -215,11 +216,11 @@ TEST_CASE("a small shape set for compute-sanitizer, every kernel",
       // slots, each block's 8 chunks around its 7 slots.
       {dense(2, 1 << 22), {}, InputKind::mixed},
   };
-  REQUIRE(plan_softmax(dense(1, 3 << 23), limits).interleaved);
-  REQUIRE(plan_softmax(dense(2, 1 << 22), limits).ring);
+  REQUIRE(std::get<SplitRowPlan>(plan_softmax(dense(1, 3 << 23), limits).form).interleaved);
+  REQUIRE(std::get<SplitRowPlan>(plan_softmax(dense(2, 1 << 22), limits).form).ring);
   for (const Problem& p : {dense(17, 1 << 18), dense(17, (1 << 18) + 3)})
-    REQUIRE(plan_softmax(p, limits).family == SoftmaxFamily::block_hybrid);
-  REQUIRE(plan_softmax(dense(17, 1 << 18), limits).cluster == 8);
+    REQUIRE(plan_softmax(p, limits).family() == SoftmaxFamily::block_hybrid);
+  REQUIRE(std::get<BlockHybridPlan>(plan_softmax(dense(17, 1 << 18), limits).form).cluster == 8);
   for (std::size_t ci = 0; ci < cases.size(); ++ci) {
     const Case& c = cases[ci];
     const std::uint64_t seed = smr::test::case_seed(base, 1000 + ci);

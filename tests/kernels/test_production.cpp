@@ -23,6 +23,7 @@
 #include <sstream>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include <cuda_runtime_api.h>
@@ -140,7 +141,7 @@ std::int64_t interleaved_n(const DeviceLimits& d) {
 // The candidate of p with the streamed parts interleaved.
 SoftmaxPlan interleaved_plan(const Problem& p, const DeviceLimits& d) {
   for (const SoftmaxPlan& s : candidate_plans(p, d))
-    if (s.interleaved) return s;
+    if (const auto* r = std::get_if<SplitRowPlan>(&s.form); r && r->interleaved) return s;
   FAIL("no interleaved candidate for " << p.M << " x " << p.N);
   return {};
 }
@@ -165,7 +166,7 @@ TEST_CASE("production softmax: each family at the dispatch's edges, fp32 / bf16 
                                  std::int64_t{2049}, std::int64_t{8193}, block_max - 1, block_max})
       shapes.push_back(dense(40, n, t));
     for (const Problem& p : shapes) {
-      hit.insert(plan_softmax(p, d).family);
+      hit.insert(plan_softmax(p, d).family());
       check_case(p, p.M >= 8 ? InputKind::mixed : InputKind::outliers, next_seed());
     }
     shapes.clear();
@@ -196,7 +197,7 @@ TEST_CASE("production softmax: each family at the dispatch's edges, fp32 / bf16 
     shapes.push_back(dense(m8, cluster_max_n + 1, t));
     // Rows per wave: 256 KB rows take a cluster of C only with M x C >= SMs.
     const std::int64_t n256k = 256 * 1024 / dtype_bytes(t);
-    const std::int64_t C = plan_softmax(dense(1024, n256k, t), d).cluster;
+    const std::int64_t C = plan_cluster(plan_softmax(dense(1024, n256k, t), d));
     const std::int64_t mC = (d.sm_count + C - 1) / C;
     shapes.push_back(dense(mC, n256k, t));
     shapes.push_back(dense(mC - 1, n256k, t));
@@ -205,7 +206,7 @@ TEST_CASE("production softmax: each family at the dispatch's edges, fp32 / bf16 
     shapes.push_back(dense(3, 300007, t));
 
     for (const Problem& p : shapes) {
-      hit.insert(plan_softmax(p, d).family);
+      hit.insert(plan_softmax(p, d).family());
       check_case(p, p.M >= 8 ? InputKind::mixed : InputKind::outliers, next_seed());
     }
     INFO("dtype " << to_string(t));
@@ -256,31 +257,42 @@ TEST_CASE("production softmax: every candidate plan of a shape is correct",
   }
 }
 
-// Rows whose weight sits at the edges of the parts of the row a plan keeps in shared memory:
-// the elements on either side of each boundary b (b - 1 and b: multiples of plan.slice and of
-// plan.resident, where slices and their resident parts begin, and where a resident part ends in
-// a row read twice; block_hybrid's plan.capacity past each slice's start, where its register
-// tile ends, and the V before it; the row's first and last elements) are -5 + N(0, 1) / 4, every other
-// element -14 + N(0, 1). A boundary element is then ~e^9 times any other: at N = 10^6 the other
-// elements sum to ~200 of them, so a boundary element missing from the sum moves every output of
-// the row by more than 1/(200 + boundaries), ~100 tolerances; a window position outside the
-// slice counted as anything but -inf (0, or what shared memory held) wins the row's max and moves
-// them all. (Where two boundaries coincide -- resident = slice for rows on chip -- an element is
-// marked twice: -5 + (-5 + 14) / 4 ~ -2.75, heavier still.)
+// Rows whose weight sits at the edges of the parts of the row a plan keeps in shared memory
+// (split_row, cluster_row, block_hybrid): the elements on either side of each boundary b (b - 1 and
+// b: multiples of the slice and of its resident part, where slices and their resident parts begin,
+// and where a resident part ends in a row read twice; block_hybrid's capacity past each slice's
+// start, where its register tile ends, and the V before it; the row's first and last elements) are
+// -5 + N(0, 1) / 4, every other element -14 + N(0, 1). A boundary element is then ~e^9 times any
+// other: at N = 10^6 the other elements sum to ~200 of them, so a boundary element missing from the
+// sum moves every output of the row by more than 1/(200 + boundaries), ~100 tolerances; a window
+// position outside the slice counted as anything but -inf (0, or what shared memory held) wins the
+// row's max and moves them all. (Where two boundaries coincide -- resident = slice for rows on chip
+// -- an element is marked twice: -5 + (-5 + 14) / 4 ~ -2.75, heavier still.)
 std::vector<float> slice_edge_input(const Problem& p, const SoftmaxPlan& plan, std::uint64_t seed) {
   std::vector<float> x = make_input(p, seed, InputKind::normal);
   // Boundaries b: elements [b - before, b] are marked.
   std::vector<std::pair<std::int64_t, std::int64_t>> edges{{0, 1}, {p.N, 1}};
-  for (const std::int64_t step : {plan.slice, plan.resident})
+  // A block's slice and the part of it in shared memory (cluster_row: all of it).
+  std::int64_t slice = 0, resident = 0;
+  if (const auto* r = std::get_if<SplitRowPlan>(&plan.form)) {
+    slice = r->slice;
+    resident = r->resident;
+  } else if (const auto* c = std::get_if<ClusterRowPlan>(&plan.form)) {
+    slice = resident = c->slice;
+  } else if (const auto* h = std::get_if<BlockHybridPlan>(&plan.form)) {
+    slice = h->slice;
+    resident = h->resident;
+  }
+  for (const std::int64_t step : {slice, resident})
     for (std::int64_t b = step; step > 0 && b < p.N; b += step) edges.emplace_back(b, 1);
   // A row read twice: where each slice's resident part ends and its streamed part begins.
-  if (plan.slice > plan.resident && plan.resident > 0)
-    for (std::int64_t b = plan.resident; b < p.N; b += plan.slice) edges.emplace_back(b, 1);
+  if (slice > resident && resident > 0)
+    for (std::int64_t b = resident; b < p.N; b += slice) edges.emplace_back(b, 1);
   // block_hybrid's shared-memory part starts up to V - 1 elements before the tile's capacity,
   // in each block's slice (one a row, or one per block of a cluster).
-  if (plan.family == SoftmaxFamily::block_hybrid)
-    for (std::int64_t b = 0; b < p.N; b += plan.slice)
-      edges.emplace_back(b + plan.capacity, vec_elems(p.dtype));
+  if (const auto* h = std::get_if<BlockHybridPlan>(&plan.form))
+    for (std::int64_t b = 0; b < p.N; b += h->slice)
+      edges.emplace_back(b + h->capacity, vec_elems(p.dtype));
   for (std::int64_t i = 0; i < p.M; ++i) {
     float* row = x.data() + i * p.ld_x;
     for (std::int64_t j = 0; j < p.N; ++j) row[j] -= 14.0f;
@@ -310,7 +322,8 @@ TEST_CASE("production softmax: the edges of slices off 16-byte boundaries carry 
     const Problem p = dense(1, 1000003);
     const auto plans = candidate_plans(p, d);
     const auto split = std::find_if(plans.begin(), plans.end(), [](const SoftmaxPlan& s) {
-      return s.family == SoftmaxFamily::split_row && s.slices > 1;
+      const auto* r = std::get_if<SplitRowPlan>(&s.form);
+      return r && r->slices > 1;
     });
     REQUIRE(split != plans.end());
     const std::vector<float> x = slice_edge_input(p, *split, next_seed());
@@ -321,7 +334,8 @@ TEST_CASE("production softmax: the edges of slices off 16-byte boundaries carry 
       return std::abs(other[1] - ref[1]) / ref[1];
     };
     std::vector<float> dropped = x;
-    dropped[static_cast<std::size_t>(split->slice)] = -std::numeric_limits<float>::infinity();
+    dropped[static_cast<std::size_t>(std::get<SplitRowPlan>(split->form).slice)] =
+        -std::numeric_limits<float>::infinity();
     CHECK(moved(dropped) > 10 * kDefaultTolerance);
     std::vector<float> padded = x;
     padded.push_back(0.0f);
@@ -339,8 +353,9 @@ TEST_CASE("production softmax: the edges of slices off 16-byte boundaries carry 
     int plans = 0;
     for (const Shape& s : shapes) {
       for (const SoftmaxPlan& plan : candidate_plans(s.p, d)) {
-        if (plan.family != SoftmaxFamily::split_row && plan.family != SoftmaxFamily::cluster_row &&
-            plan.family != SoftmaxFamily::block_hybrid)
+        if (plan.family() != SoftmaxFamily::split_row &&
+            plan.family() != SoftmaxFamily::cluster_row &&
+            plan.family() != SoftmaxFamily::block_hybrid)
           continue;
         if (!prod::cluster_placeable(plan, t)) continue;
         ++plans;
@@ -396,7 +411,7 @@ TEST_CASE("production softmax: split_row's ring of chunk slots on every kind of 
     const Problem padded{9, 1 << 20, (1 << 20) + V, (1 << 20) + 2 * V, t};
     int rings = 0;
     for (const SoftmaxPlan& plan : candidate_plans(p, d)) {
-      if (!plan.ring) continue;
+      if (const auto* r = std::get_if<SplitRowPlan>(&plan.form); !r || !r->ring) continue;
       ++rings;
       INFO(summary(plan));
       for (const InputKind kind : {InputKind::large, InputKind::all_neg_inf, InputKind::has_nan})

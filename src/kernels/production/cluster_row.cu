@@ -43,16 +43,30 @@ namespace cg = cooperative_groups;
 
 namespace {
 
+// What a launch of cluster_row_kernel takes (launch_cluster_row fills it from a ClusterRowPlan).
+template <class T>
+struct ClusterRowParams {
+  const T* x;
+  T* y;
+  std::int64_t N, ld_x, ld_y;
+  std::int64_t slice;  // elements a block (whole 16-byte vectors)
+  bool x_tma;          // each slice's window copied in by the copy engine (else by the threads)
+  bool y_vec;          // y written in 16-byte vectors (its rows' windows line up with x's)
+  bool thread_copy;    // the threads copy the slice in with cp.async, not the copy engine (TMA)
+};
+
 // Three blocks per SM must fit (64 KB slices): the launch bounds keep a thread within 42 registers.
 // (On Turing, whose SM holds 1024 threads, where the kernel is a trap anyway: common/arch.cuh.)
 // kWindowed: the rows may start off 16-byte boundaries (compiled apart from the aligned case, whose
 // offsets are 0 at compile time).
 template <class T, bool kWindowed>
 __global__ void __launch_bounds__(kSliceThreads, min_blocks_within(3, kSliceThreads))
-    cluster_row_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t N,
-                       std::int64_t ld_x, std::int64_t ld_y, std::int64_t slice, bool x_tma,
-                       bool y_vec, bool thread_copy) {
+    cluster_row_kernel(const ClusterRowParams<T> a) {
 #if SMR_ARCH_HAS_CLUSTERS  // clusters, TMA (common/arch.cuh)
+  const T* __restrict__ x = a.x;
+  T* __restrict__ y = a.y;
+  const std::int64_t N = a.N, ld_x = a.ld_x, ld_y = a.ld_y, slice = a.slice;
+  const bool x_tma = a.x_tma, y_vec = a.y_vec, thread_copy = a.thread_copy;
   static_assert(kSliceThreads % kWarpSize == 0);
   extern __shared__ __align__(kVecBytes) unsigned char slice_smem[];
 #pragma nv_diag_suppress static_var_with_dynamic_init
@@ -83,8 +97,7 @@ __global__ void __launch_bounds__(kSliceThreads, min_blocks_within(3, kSliceThre
   // No block may exit (and free its shared memory) while another still reads its partial.
   cluster_wait_readers();
 #else
-  (void)x, (void)y, (void)N, (void)ld_x, (void)ld_y, (void)slice, (void)x_tma, (void)y_vec,
-      (void)thread_copy;
+  (void)a;
   SMR_ARCH_UNSUPPORTED();
 #endif
 }
@@ -136,8 +149,9 @@ void launch_cluster_row(const ClusterRowPlan& plan, const Launch& l) {
                            (plan.slice + max_row_head(l.x, p.ld_x, sizeof(T))) * sizeof(T)) <=
                        plan.smem_bytes;
     const bool y_vec = x_tma && same_vector_offsets(l.x, p.ld_x, l.y, p.ld_y, sizeof(T));
-    CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, static_cast<const T*>(l.x), static_cast<T*>(l.y),
-                                  p.N, p.ld_x, p.ld_y, plan.slice, x_tma, y_vec, plan.thread_copy));
+    const ClusterRowParams<T> args{static_cast<const T*>(l.x), static_cast<T*>(l.y), p.N, p.ld_x,
+                                   p.ld_y, plan.slice, x_tma, y_vec, plan.thread_copy};
+    CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, args));
     CUDA_CHECK_LAUNCH();
   });
 }

@@ -70,7 +70,7 @@ SoftmaxPlan plan_on_device(const Problem& p) {
   const DeviceLimits limits = current_limits();
   SoftmaxPlan plan = plan_softmax(p, limits, limits.max_cluster);
   while (!prod::cluster_placeable(plan, p.dtype)) {
-    plan = plan_softmax(p, limits, plan.cluster / 2);
+    plan = plan_softmax(p, limits, plan_cluster(plan) / 2);
     plan.why += " (the device could not place a larger cluster)";
   }
   const std::lock_guard<std::mutex> lock(mu);
@@ -81,8 +81,8 @@ SoftmaxPlan plan_on_device(const Problem& p) {
 }  // namespace
 
 void launch_plan(const SoftmaxPlan& plan, const Launch& l) {
-  const PlanForm form = plan_form(plan);
-  switch (plan.family) {
+  const PlanForm& form = plan.form;
+  switch (plan.family()) {
     case SoftmaxFamily::warp_rows: prod::launch_warp_rows(std::get<WarpRowsPlan>(form), l); return;
     case SoftmaxFamily::block_row: prod::launch_block_row(std::get<BlockRowPlan>(form), l); return;
     case SoftmaxFamily::block_hybrid:
@@ -100,7 +100,7 @@ void launch_plan(const SoftmaxPlan& plan, const Launch& l) {
 }
 
 int prod::active_clusters(const SoftmaxPlan& plan, DType t) {
-  const PlanForm form = plan_form(plan);
+  const PlanForm& form = plan.form;
   if (const auto* c = std::get_if<ClusterRowPlan>(&form)) return cluster_row_active_clusters(*c, t);
   if (const auto* c = std::get_if<ClusterTilePlan>(&form))
     return cluster_tile_active_clusters(*c, t);
@@ -122,7 +122,7 @@ int prod::max_active_clusters(const void* kernel, int threads, std::size_t smem,
 }
 
 bool prod::cluster_placeable(const SoftmaxPlan& plan, DType t) {
-  return plan.cluster <= 1 || active_clusters(plan, t) != 0;
+  return plan_cluster(plan) <= 1 || active_clusters(plan, t) != 0;
 }
 
 std::int64_t prod::resident_blocks(const void* kernel, int threads, std::size_t smem) {

@@ -65,6 +65,24 @@ i64 tile_capacity(TileShape t, DType type) {
   return static_cast<i64>(t.threads_or_lanes) * t.vecs * vec_elems(type);
 }
 
+// A visitor of one lambda per form (std::visit).
+template <class... F>
+struct Overloaded : F... {
+  using F::operator()...;
+};
+template <class... F>
+Overloaded(F...) -> Overloaded<F...>;
+
+// A plan's own family's fields (the plan must be of that family).
+template <class Form>
+Form& form_of(SoftmaxPlan& s) {
+  return std::get<Form>(s.form);
+}
+template <class Form>
+const Form& form_of(const SoftmaxPlan& s) {
+  return std::get<Form>(s.form);
+}
+
 // ---- warp_rows ---------------------------------------------------------------------------------
 
 // The grid: fp32 rows one block per 8 x 32/G rows, 16-bit rows a persistent grid: on the H200 each
@@ -75,25 +93,24 @@ bool warp_rows_persistent_default(DType t) { return t != DType::f32; }
 // `two_pass`: the reduction (warp_rows_two_pass_default when not given).
 SoftmaxPlan warp_rows_plan(const Problem& p, TileShape tile, bool persistent,
                            std::optional<bool> two_pass = std::nullopt) {
-  SoftmaxPlan s;
-  s.family = SoftmaxFamily::warp_rows;
-  s.threads = kWarpRowsThreads;
-  s.lanes_per_row = tile.threads_or_lanes;
-  s.vecs = tile.vecs;
-  s.two_pass = two_pass.value_or(warp_rows_two_pass_default(p.dtype));
-  s.capacity = tile_capacity(tile, p.dtype);
+  WarpRowsPlan w;
+  w.lanes_per_row = tile.threads_or_lanes;
+  w.vecs = tile.vecs;
+  w.two_pass = two_pass.value_or(warp_rows_two_pass_default(p.dtype));
+  w.capacity = tile_capacity(tile, p.dtype);
   const i64 rows_per_block =
-      static_cast<i64>(kWarpRowsThreads / 32) * (32 / s.lanes_per_row);
+      static_cast<i64>(kWarpRowsThreads / 32) * (32 / w.lanes_per_row);
   // 0: persistent, the launcher fills the card (occupancy API) or covers M, if fewer.
-  s.grid = persistent ? 0 : ceil_div(p.M, rows_per_block);
-  s.rows_in_flight = 0;
+  w.grid = persistent ? 0 : ceil_div(p.M, rows_per_block);
+  SoftmaxPlan s;
+  s.form = w;
   s.why = fmt::format(
       "{}: warp_rows, {} lane(s) per row x {} 16-byte vector(s) per lane = {} elements in "
       "registers, {} rows per warp per trip, {}, {}",
-      shape_words(p), s.lanes_per_row, s.vecs, s.capacity, 32 / s.lanes_per_row,
+      shape_words(p), w.lanes_per_row, w.vecs, w.capacity, 32 / w.lanes_per_row,
       persistent ? "grid-stride over rows on a grid sized to the card"
                  : fmt::format("one block per {} rows", rows_per_block),
-      s.two_pass ? "the row's max reduced over its lanes first, then the sum"
+      w.two_pass ? "the row's max reduced over its lanes first, then the sum"
                  : "(max, sum) pairs merged over its lanes");
   return s;
 }
@@ -115,16 +132,17 @@ std::optional<TileShape> block_row_default_tile(const Problem& p) {
 }
 
 SoftmaxPlan block_row_plan(const Problem& p, TileShape tile) {
+  BlockRowPlan r;
+  r.threads = tile.threads_or_lanes;
+  r.vecs = tile.vecs;
+  r.capacity = tile_capacity(tile, p.dtype);
+  r.grid = p.M;
   SoftmaxPlan s;
-  s.family = SoftmaxFamily::block_row;
-  s.threads = tile.threads_or_lanes;
-  s.vecs = tile.vecs;
-  s.capacity = tile_capacity(tile, p.dtype);
-  s.grid = p.M;
+  s.form = r;
   s.why = fmt::format(
       "{}: block_row, one block per row, {} threads x {} 16-byte vectors = {} elements in "
       "registers ({}% full), every load issued before the first reduction",
-      shape_words(p), s.threads, s.vecs, s.capacity, (p.N * 100) / s.capacity);
+      shape_words(p), r.threads, r.vecs, r.capacity, (p.N * 100) / r.capacity);
   return s;
 }
 
@@ -140,9 +158,9 @@ std::size_t slice_smem_limit(const DeviceLimits& d) {
 // One block per row: `tile` holds the row's first elements in registers, shared memory the rest
 // (with two vectors of room: the register part ends on a 16-byte boundary of x, so the rest may
 // start up to V - 1 elements later than capacity, and its window up to V - 1 before that).
-// threads = 0 when the rest does not fit. C > 1: the row cut into C equal slices of whole vectors,
-// one per block of a cluster, each held that way (a slice longer than the tile; threads = 0 where
-// a slice is not, or the row is too short for C non-empty slices).
+// None when the rest does not fit. C > 1: the row cut into C equal slices of whole vectors, one
+// per block of a cluster, each held that way (a slice longer than the tile; none where a slice is
+// not, or the row is too short for C non-empty slices).
 // block_hybrid blocks of `threads` threads with `smem` bytes of dynamic shared memory an SM holds:
 // 1024 threads' registers at 64 a thread, and the slices' shared memory.
 i64 hybrid_blocks_per_sm(const DeviceLimits& d, int threads, std::size_t smem) {
@@ -151,59 +169,61 @@ i64 hybrid_blocks_per_sm(const DeviceLimits& d, int threads, std::size_t smem) {
   return std::max<i64>(1, std::min<i64>(kTileThreadsPerSm / threads, by_smem));
 }
 
-SoftmaxPlan block_hybrid_plan(const Problem& p, const DeviceLimits& d, TileShape tile, int C = 1) {
-  SoftmaxPlan s;
-  s.family = SoftmaxFamily::block_hybrid;
+std::optional<SoftmaxPlan> block_hybrid_plan(const Problem& p, const DeviceLimits& d,
+                                             TileShape tile, int C = 1) {
   const i64 V = vec_elems(p.dtype);
   const i64 b = dtype_bytes(p.dtype);
   const i64 cap = tile_capacity(tile, p.dtype);
   const i64 part = C > 1 ? round_up(ceil_div(p.N, C), V) : p.N;  // elements per block
   const i64 rest = round_up(std::max<i64>(0, part - cap), V) + 2 * V;
-  if (part <= cap || static_cast<std::size_t>(rest * b) > slice_smem_limit(d)) return s;
-  if (C > 1 && part * (C - 1) >= p.N) return s;
+  if (part <= cap || static_cast<std::size_t>(rest * b) > slice_smem_limit(d)) return std::nullopt;
+  if (C > 1 && part * (C - 1) >= p.N) return std::nullopt;
   const i64 per_sm =
       hybrid_blocks_per_sm(d, tile.threads_or_lanes, static_cast<std::size_t>(rest * b));
-  s.threads = tile.threads_or_lanes;
-  s.vecs = tile.vecs;
-  s.capacity = cap;
-  s.cluster = C;
-  s.slices = C;
-  s.slice = part;
-  s.resident = part - cap;
-  s.smem_bytes = static_cast<std::size_t>(rest * b);
-  s.grid = p.M * C;
+  BlockHybridPlan h;
+  h.threads = tile.threads_or_lanes;
+  h.vecs = tile.vecs;
+  h.capacity = cap;
+  h.cluster = C;
+  h.slice = part;
+  h.resident = part - cap;
+  h.smem_bytes = static_cast<std::size_t>(rest * b);
+  h.grid = p.M * C;
+  SoftmaxPlan s;
+  s.form = h;
   s.rows_in_flight = std::max<i64>(1, std::min<i64>(p.M, per_sm * d.sm_count / C));
   if (C == 1)
     s.why = fmt::format(
         "{}: block_hybrid, one block per row, the first {} elements in registers ({} threads x {} "
         "16-byte vectors), the other {} ({}) in shared memory (TMA bulk copy); no cluster; x read "
         "once",
-        shape_words(p), cap, s.threads, s.vecs, s.resident,
-        kib(static_cast<double>(s.resident * b)));
+        shape_words(p), cap, h.threads, h.vecs, h.resident,
+        kib(static_cast<double>(h.resident * b)));
   else
     s.why = fmt::format(
         "{}: block_hybrid across a cluster of {} blocks per row, each a slice of {} elements: the "
         "first {} in registers ({} threads x {} 16-byte vectors), the other {} ({}) in shared "
         "memory (TMA bulk copy), (max, sum) exchanged through distributed shared memory; x read "
         "once",
-        shape_words(p), C, part, cap, s.threads, s.vecs, s.resident,
-        kib(static_cast<double>(s.resident * b)));
+        shape_words(p), C, part, cap, h.threads, h.vecs, h.resident,
+        kib(static_cast<double>(h.resident * b)));
   return s;
 }
 
 // The default block_hybrid plan. fp32: the first listed tile that holds the row (512 threads
 // first: tile_lists.hpp). 16-bit: the first listed tile that holds the row with as many blocks
 // per SM as its threads allow (two of 512, one of 1024), else the first that holds it at all.
-SoftmaxPlan block_hybrid_default(const Problem& p, const DeviceLimits& d) {
-  SoftmaxPlan any;
+// None where no tile does.
+std::optional<SoftmaxPlan> block_hybrid_default(const Problem& p, const DeviceLimits& d) {
+  std::optional<SoftmaxPlan> any;
   for (TileShape t : block_hybrid_tiles(p.dtype)) {
-    SoftmaxPlan s = block_hybrid_plan(p, d, t);
-    if (s.threads == 0) continue;
+    std::optional<SoftmaxPlan> s = block_hybrid_plan(p, d, t);
+    if (!s) continue;
     if (p.dtype == DType::f32) return s;
     const i64 full =
         std::min<i64>(p.M, static_cast<i64>(kTileThreadsPerSm / t.threads_or_lanes) * d.sm_count);
-    if (s.rows_in_flight == full) return s;
-    if (any.threads == 0) any = s;
+    if (s->rows_in_flight == full) return s;
+    if (!any) any = s;
   }
   return any;
 }
@@ -221,18 +241,19 @@ std::optional<SoftmaxPlan> hybrid_cluster_default(const Problem& p, const Device
                                                   int max_cluster) {
   const TileShape tile = block_hybrid_tiles(p.dtype).front();
   const int C_max = std::min(max_cluster, kHybridClusterDefaultMax);
-  const auto two_per_sm = [&](const SoftmaxPlan& s) {
-    return hybrid_blocks_per_sm(d, s.threads, s.smem_bytes) >= 2;
+  const auto two_per_sm = [&](const BlockHybridPlan& h) {
+    return hybrid_blocks_per_sm(d, h.threads, h.smem_bytes) >= 2;
   };
   for (const bool shared : {true, false}) {
     if (!shared && p.dtype == DType::f32) break;
     for (int C = 1; C <= C_max; C *= 2) {
-      SoftmaxPlan s = block_hybrid_plan(p, d, tile, C);
-      if (s.threads == 0 || p.M * C < d.sm_count || s.resident < s.capacity ||
-          (shared && !two_per_sm(s)))
+      std::optional<SoftmaxPlan> s = block_hybrid_plan(p, d, tile, C);
+      if (!s) continue;
+      const BlockHybridPlan& h = form_of<BlockHybridPlan>(*s);
+      if (p.M * C < d.sm_count || h.resident < h.capacity || (shared && !two_per_sm(h)))
         continue;
-      s.why += shared ? " (the fewest blocks a row that share an SM two at a time)"
-                      : " (the fewest blocks a row whose slices fit)";
+      s->why += shared ? " (the fewest blocks a row that share an SM two at a time)"
+                       : " (the fewest blocks a row whose slices fit)";
       return s;
     }
   }
@@ -241,26 +262,25 @@ std::optional<SoftmaxPlan> hybrid_cluster_default(const Problem& p, const Device
 
 // ---- cluster_tile ------------------------------------------------------------------------------
 
-// C = the smallest power of two of `tile`s that covers the row (cluster = 0 when max_cluster of
-// them do not); the row is then cut into C equal slices.
-SoftmaxPlan cluster_tile_plan(const Problem& p, const DeviceLimits& d, TileShape tile,
-                              int max_cluster) {
-  SoftmaxPlan s;
-  s.family = SoftmaxFamily::cluster_tile;
-  s.cluster = 0;
+// C = the smallest power of two of `tile`s that covers the row (none when max_cluster of them do
+// not); the row is then cut into C equal slices.
+std::optional<SoftmaxPlan> cluster_tile_plan(const Problem& p, const DeviceLimits& d,
+                                             TileShape tile, int max_cluster) {
   const i64 cap = tile_capacity(tile, p.dtype);
   const auto slice_for = [&](int C) { return round_up(ceil_div(p.N, C), vec_elems(p.dtype)); };
   const i64 room = row_head_room(p);  // each slice's window must fit the tile
   int C = 1;
   while (slice_for(C) + room > cap && C < max_cluster) C *= 2;
-  if (slice_for(C) + room > cap) return s;
-  s.cluster = C;
-  s.slices = C;
-  s.threads = tile.threads_or_lanes;
-  s.vecs = tile.vecs;
-  s.capacity = cap;
-  s.slice = slice_for(C);  // equal slices, whole vectors
-  s.grid = p.M * C;
+  if (slice_for(C) + room > cap) return std::nullopt;
+  ClusterTilePlan t;
+  t.threads = tile.threads_or_lanes;
+  t.vecs = tile.vecs;
+  t.capacity = cap;
+  t.cluster = C;
+  t.slice = slice_for(C);  // equal slices, whole vectors
+  t.grid = p.M * C;
+  SoftmaxPlan s;
+  s.form = t;
   // Blocks per SM: the register file, not the 2048-thread limit, bounds them (kTileThreadsPerSm).
   const i64 blocks_per_sm = std::max(1, kTileThreadsPerSm / tile.threads_or_lanes);
   s.rows_in_flight = std::max<i64>(1, std::min<i64>(p.M, blocks_per_sm * d.sm_count / C));
@@ -268,54 +288,51 @@ SoftmaxPlan cluster_tile_plan(const Problem& p, const DeviceLimits& d, TileShape
       "{}: cluster_tile, a cluster of {} block(s) per row, each holding {} elements in registers "
       "(a tile of {} threads x {} 16-byte vectors), (max, sum) exchanged through distributed "
       "shared memory; x read once",
-      shape_words(p), C, s.slice, s.threads, s.vecs);
+      shape_words(p), C, t.slice, t.threads, t.vecs);
   return s;
 }
 
 // ---- cluster_row -------------------------------------------------------------------------------
 
-// The cluster plan with C blocks per row, or a plan with cluster = 0 when its slice does not fit.
-SoftmaxPlan cluster_plan(const Problem& p, const DeviceLimits& d, int C) {
-  SoftmaxPlan s;
-  s.family = SoftmaxFamily::cluster_row;
-  s.cluster = 0;
+// The cluster plan with C blocks per row; none when its slice does not fit.
+std::optional<SoftmaxPlan> cluster_plan(const Problem& p, const DeviceLimits& d, int C) {
   const i64 b = dtype_bytes(p.dtype);
   const i64 slice = round_up(ceil_div(p.N, C), vec_elems(p.dtype));
   const auto slice_bytes = static_cast<std::size_t>(slice * b);
   const auto smem = static_cast<std::size_t>((slice + slice_head_room(p)) * b);  // the window
-  if (smem > slice_smem_limit(d)) return s;
-  s.cluster = C;
-  s.slices = C;
-  s.threads = kSliceThreads;
-  s.slice = slice;
-  s.resident = slice;
-  s.smem_bytes = smem;
-  s.grid = p.M * C;
-  const std::size_t per_block = smem + kSliceStaticSmem + kSmemReservedPerBlock;
-  const i64 blocks_per_sm = std::max<i64>(1, static_cast<i64>(smem_per_sm(d) / per_block));
-  s.rows_in_flight = std::max<i64>(1, std::min<i64>(p.M, blocks_per_sm * d.sm_count / C));
+  if (smem > slice_smem_limit(d)) return std::nullopt;
+  ClusterRowPlan c;
+  c.cluster = C;
+  c.slice = slice;
+  c.smem_bytes = smem;
+  c.grid = p.M * C;
   // Who copies the slice in: the threads (cp.async) for clusters of 8, the copy engine otherwise
   // (on the H200 cp.async was the faster at C = 8, fp32 and bf16; neither was throughout at
   // C = 1, 2, 16: results/h200/tuning/; docs/performance.md, "cluster_row").
-  s.thread_copy = C == 8;
+  c.thread_copy = C == 8;
+  SoftmaxPlan s;
+  s.form = c;
+  const std::size_t per_block = smem + kSliceStaticSmem + kSmemReservedPerBlock;
+  const i64 blocks_per_sm = std::max<i64>(1, static_cast<i64>(smem_per_sm(d) / per_block));
+  s.rows_in_flight = std::max<i64>(1, std::min<i64>(p.M, blocks_per_sm * d.sm_count / C));
   s.why = fmt::format(
       "{}: cluster_row, a cluster of {} block(s) per row, {} elements ({}) per block held in "
       "shared memory ({}), (max, sum) exchanged through distributed shared memory; x read once",
       shape_words(p), C, slice, kib(static_cast<double>(slice_bytes)),
-      s.thread_copy ? "copied by the threads, cp.async" : "TMA bulk copy");
+      c.thread_copy ? "copied by the threads, cp.async" : "TMA bulk copy");
   return s;
 }
 
-// The smallest cluster whose slice is at most `target` bytes, or cluster = 0.
-SoftmaxPlan smallest_cluster(const Problem& p, const DeviceLimits& d, int max_cluster,
-                             std::size_t target) {
+// The smallest cluster whose slice is at most `target` bytes; none where no cluster's is.
+std::optional<SoftmaxPlan> smallest_cluster(const Problem& p, const DeviceLimits& d,
+                                            int max_cluster, std::size_t target) {
   for (int C = 1; C <= max_cluster; C *= 2) {
-    SoftmaxPlan s = cluster_plan(p, d, C);
-    if (s.cluster > 0 && static_cast<std::size_t>(s.slice * dtype_bytes(p.dtype)) <= target) return s;
+    std::optional<SoftmaxPlan> s = cluster_plan(p, d, C);
+    if (s && static_cast<std::size_t>(form_of<ClusterRowPlan>(*s).slice * dtype_bytes(p.dtype)) <=
+                 target)
+      return s;
   }
-  SoftmaxPlan none;
-  none.cluster = 0;
-  return none;
+  return std::nullopt;
 }
 
 // ---- split_row ---------------------------------------------------------------------------------
@@ -353,9 +370,9 @@ std::size_t split_block_smem(const DeviceLimits& d, int blocks_per_sm) {
 SoftmaxPlan split_plan(const Problem& p, const DeviceLimits& d, Prefetch prefetch,
                        int blocks_per_sm = kSplitBlocksPerSm, int buffers = 1, i64 rows_max = 0) {
   SoftmaxPlan s;
-  s.family = SoftmaxFamily::split_row;
-  s.threads = kSliceThreads;
-  s.buffers = buffers;
+  s.form = SplitRowPlan{};
+  SplitRowPlan& r = form_of<SplitRowPlan>(s);
+  r.buffers = buffers;
   const i64 b = dtype_bytes(p.dtype);
   const i64 V = vec_elems(p.dtype);
   const i64 grid_max = static_cast<i64>(d.sm_count) * blocks_per_sm;
@@ -380,36 +397,36 @@ SoftmaxPlan split_plan(const Problem& p, const DeviceLimits& d, Prefetch prefetc
   }
   const i64 slice = round_up(ceil_div(p.N, S), V);
   S = ceil_div(p.N, slice);  // no empty slices
-  s.slices = static_cast<int>(S);
-  s.slice = slice;
-  s.resident = std::min(slice, cap);
+  r.slices = static_cast<int>(S);
+  r.slice = slice;
+  r.resident = std::min(slice, cap);
   s.rows_in_flight = R;
-  s.grid = R * S;
-  s.smem_bytes = static_cast<std::size_t>((s.resident + room) * b * buffers);
+  r.grid = R * S;
+  r.smem_bytes = static_cast<std::size_t>((r.resident + room) * b * buffers);
   const std::size_t partials = static_cast<std::size_t>(round_up(p.M * S * 8, 16));
-  s.workspace_bytes = partials + static_cast<std::size_t>(p.M) * 4;
-  const bool on_chip = s.resident == s.slice;
+  r.workspace_bytes = partials + static_cast<std::size_t>(p.M) * 4;
+  const bool on_chip = r.resident == r.slice;
   s.traffic = on_chip ? TrafficModel::fused : TrafficModel::two_read;
   // The pipelined exchange has the next slice in shared memory already: its L2 prefetch (of the
   // slice after, at each trip's start) only when asked for, never by the rule.
-  s.prefetch = prefetch == Prefetch::on ||
+  r.prefetch = prefetch == Prefetch::on ||
                (prefetch == Prefetch::by_rule && buffers == 1 &&
                 split_prefetch_default(p, d, R, on_chip));
-  const double reread = on_chip ? 0.0 : 1.0 - static_cast<double>(S * s.resident) /
+  const double reread = on_chip ? 0.0 : 1.0 - static_cast<double>(S * r.resident) /
                                                   static_cast<double>(p.N);
   const char* slices_word = buffers == 3 ? "three" : "two";  // of a pipelined plan (buffers > 1)
   s.why = fmt::format(
       "{}: split_row, each row over {} blocks of a co-resident grid of {} ({} per SM; {} row(s) "
       "at a time), {} elements per block{}; (max, sum) partials through global memory{}; each "
       "block copies its next slice in chunk by chunk as it writes this one",
-      shape_words(p), S, s.grid, blocks_per_sm, R, slice,
+      shape_words(p), S, r.grid, blocks_per_sm, R, slice,
       on_chip ? fmt::format(" held in shared memory ({}{}): x read once",
-                            kib(static_cast<double>(s.smem_bytes)),
+                            kib(static_cast<double>(r.smem_bytes)),
                             buffers > 1 ? fmt::format(" for {} slices", slices_word) : "")
               : fmt::format(", the first {} ({}) held in shared memory, the rest ({:.0f}% of the "
                             "row) read twice, the second time in reverse so its tail hits L2",
-                            s.resident, kib(static_cast<double>(s.smem_bytes)), 100.0 * reread),
-      s.prefetch && buffers == 1
+                            r.resident, kib(static_cast<double>(r.smem_bytes)), 100.0 * reread),
+      r.prefetch && buffers == 1
           ? ", the next slice prefetched into L2 while a row waits for its partials"
           : "");
   if (buffers > 1)
@@ -417,7 +434,7 @@ SoftmaxPlan split_plan(const Problem& p, const DeviceLimits& d, Prefetch prefetc
         "; {} slices per block: the next row's statistics are published before this row is "
         "written, a whole trip before any block waits for them{}{}",
         slices_word, buffers == 3 ? ", from copies issued a whole trip before" : "",
-        s.prefetch ? "; the slice each trip copies in prefetched into L2 at the trip's start" : "");
+        r.prefetch ? "; the slice each trip copies in prefetched into L2 at the trip's start" : "");
   return s;
 }
 
@@ -426,14 +443,15 @@ SoftmaxPlan split_plan(const Problem& p, const DeviceLimits& d, Prefetch prefetc
 std::optional<SoftmaxPlan> split_pipelined(const Problem& p, const DeviceLimits& d,
                                            int buffers = 2, bool prefetch = false) {
   SoftmaxPlan s = split_plan(p, d, prefetch ? Prefetch::on : Prefetch::off, 1, buffers);
-  if (s.resident != s.slice) return std::nullopt;
+  const SplitRowPlan& r = form_of<SplitRowPlan>(s);
+  if (r.resident != r.slice) return std::nullopt;
   return s;
 }
 
 // The same pipelined plan polling again, before the statistics' block reduction, each partial that
 // the trip's first load found unpublished (a candidate for the tuning run).
 SoftmaxPlan with_repoll(SoftmaxPlan s) {
-  s.repoll = true;
+  form_of<SplitRowPlan>(s).repoll = true;
   s.why += "; a partial not yet published at the trip's start polled again before the statistics' "
            "reduction";
   return s;
@@ -442,7 +460,7 @@ SoftmaxPlan with_repoll(SoftmaxPlan s) {
 // The same split_row plan with its partials counted in (a release fetch_add per slice, an acquire
 // spin on the row's counter) instead of tagged: a candidate for the tuning run.
 SoftmaxPlan by_counter(SoftmaxPlan s) {
-  s.tagged_partials = false;
+  form_of<SplitRowPlan>(s).tagged_partials = false;
   s.why += "; partials counted in (release/acquire), not tagged";
   return s;
 }
@@ -452,7 +470,7 @@ SoftmaxPlan by_counter(SoftmaxPlan s) {
 // moment the grid's streamed loads and stores fall in one window of consecutive addresses, as the
 // copy ceiling's do, not in one stream per block.
 SoftmaxPlan with_interleaved(SoftmaxPlan s) {
-  s.interleaved = true;
+  form_of<SplitRowPlan>(s).interleaved = true;
   s.why += "; the parts not kept in shared memory dealt to the row's blocks in turn, a step each "
            "(the grid's streamed accesses in one window of consecutive addresses)";
   return s;
@@ -460,8 +478,8 @@ SoftmaxPlan with_interleaved(SoftmaxPlan s) {
 
 // Whether split_row's kernel has the interleaved form for plan s of p: fp32 rows on 16-byte
 // boundaries read twice, one slice per block.
-bool interleavable(const Problem& p, const SoftmaxPlan& s) {
-  return p.dtype == DType::f32 && row_head_room(p) == 0 && s.buffers == 1 && s.resident < s.slice;
+bool interleavable(const Problem& p, const SplitRowPlan& r) {
+  return p.dtype == DType::f32 && row_head_room(p) == 0 && r.buffers == 1 && r.resident < r.slice;
 }
 
 // Whether fp32 rows read twice deal their streamed parts out step by step (with_interleaved):
@@ -469,10 +487,10 @@ bool interleavable(const Problem& p, const SoftmaxPlan& s) {
 // H200 it paid at M = 1, N = 2^26 (238 MB streamed) and cost where the streamed part fits in L2
 // (M = 8, N = 2^24), and for bf16 everywhere (its interleaved instantiation spills), so fp32 only
 // (results/h200/tuning/; docs/performance.md, "split_row").
-bool split_interleave_default(const Problem& p, const DeviceLimits& d, const SoftmaxPlan& s) {
-  const double streamed = static_cast<double>(p.N - std::min<i64>(p.N, s.slices * s.resident)) *
+bool split_interleave_default(const Problem& p, const DeviceLimits& d, const SplitRowPlan& r) {
+  const double streamed = static_cast<double>(p.N - std::min<i64>(p.N, r.slices * r.resident)) *
                           static_cast<double>(dtype_bytes(p.dtype));
-  return interleavable(p, s) && streamed > static_cast<double>(d.l2_bytes);
+  return interleavable(p, r) && streamed > static_cast<double>(d.l2_bytes);
 }
 
 // The split_row plan of rows on chip with one block per SM and at most rows_max rows in flight,
@@ -485,12 +503,13 @@ bool split_interleave_default(const Problem& p, const DeviceLimits& d, const Sof
 std::optional<SoftmaxPlan> split_ring(const Problem& p, const DeviceLimits& d, i64 rows_max) {
   if (row_head_room(p) != 0 || p.N % vec_elems(p.dtype) != 0) return std::nullopt;
   SoftmaxPlan s = split_plan(p, d, Prefetch::off, 1, 1, rows_max);
-  if (s.resident != s.slice) return std::nullopt;
-  s.ring = true;
-  s.smem_bytes = split_block_smem(d, 1);
-  const int slots = split_ring_slots(s, p.dtype);
+  SplitRowPlan& r = form_of<SplitRowPlan>(s);
+  if (r.resident != r.slice) return std::nullopt;
+  r.ring = true;
+  r.smem_bytes = split_block_smem(d, 1);
+  const int slots = split_ring_slots(r, p.dtype);
   if (slots <= kSplitChunks) return std::nullopt;
-  s.smem_bytes = static_cast<std::size_t>(slots * split_chunk_bytes(s.slice, p.dtype));
+  r.smem_bytes = static_cast<std::size_t>(slots * split_chunk_bytes(r.slice, p.dtype));
   // (The one-slice plan's last clause, the next slice copied in as this one is written, replaced.)
   const std::string_view copied = "; each block copies its next slice in chunk by chunk as it "
                                   "writes this one";
@@ -498,7 +517,7 @@ std::optional<SoftmaxPlan> split_ring(const Problem& p, const DeviceLimits& d, i
     s.why.erase(at, copied.size());
   s.why += fmt::format("; the block's shared memory ({}) a ring of {} chunk slots, each of the next "
                        "slices' chunks copied in as soon as a slot is free",
-                       kib(static_cast<double>(s.smem_bytes)), slots);
+                       kib(static_cast<double>(r.smem_bytes)), slots);
   return s;
 }
 
@@ -523,12 +542,17 @@ std::optional<SoftmaxPlan> split_ring(const Problem& p, const DeviceLimits& d, i
 // SM, and for fp32 rows whose streamed part is larger than L2 that part dealt out step by step
 // (split_interleave_default).
 SoftmaxPlan split_default(const Problem& p, const DeviceLimits& d) {
+  const auto on_chip = [](const SoftmaxPlan& s) {
+    const SplitRowPlan& r = form_of<SplitRowPlan>(s);
+    return r.resident == r.slice;
+  };
+  const auto slices = [](const SoftmaxPlan& s) { return form_of<SplitRowPlan>(s).slices; };
   if (p.dtype == DType::f32) {
     if (row_head_room(p) == 0) {
       const std::optional<SoftmaxPlan> two = split_pipelined(p, d, 2, true);
       if (two && two->rows_in_flight >= kSplitPipelinedMinRows) return with_repoll(*two);
       const std::optional<SoftmaxPlan> three = split_pipelined(p, d, 3);
-      if (two && three && three->slices == two->slices) return *three;
+      if (two && three && slices(*three) == slices(*two)) return *three;
     } else {
       // Rows off 16-byte boundaries: the two-slice plan with the prefetch where it keeps as many
       // rows in flight as the aligned rows' default needs (at N = 1000003 faster than the counted
@@ -536,61 +560,43 @@ SoftmaxPlan split_default(const Problem& p, const DeviceLimits& d) {
       const std::optional<SoftmaxPlan> two = split_pipelined(p, d, 2, true);
       if (two && two->rows_in_flight >= kSplitPipelinedMinRows) return *two;
       const SoftmaxPlan two_per_sm = split_plan(p, d, Prefetch::off);
-      if (two_per_sm.resident == two_per_sm.slice) return by_counter(two_per_sm);
+      if (on_chip(two_per_sm)) return by_counter(two_per_sm);
     }
   }
   SoftmaxPlan one = split_plan(p, d, Prefetch::by_rule, 1);
-  if (one.resident == one.slice) {
+  if (on_chip(one)) {
     if (p.dtype == DType::f32 && one.rows_in_flight == 1)
-      if (std::optional<SoftmaxPlan> ring = split_ring(p, d, 1); ring && ring->slices == one.slices)
+      if (std::optional<SoftmaxPlan> ring = split_ring(p, d, 1);
+          ring && slices(*ring) == slices(one))
         return *ring;
     return one;
   }
   const SoftmaxPlan twice = split_plan(p, d, Prefetch::by_rule);
-  return split_interleave_default(p, d, twice) ? with_interleaved(twice) : twice;
+  return split_interleave_default(p, d, form_of<SplitRowPlan>(twice)) ? with_interleaved(twice)
+                                                                        : twice;
 }
-
-bool same_plan(const SoftmaxPlan& a, const SoftmaxPlan& b) { return plan_form(a) == plan_form(b); }
 
 // The same cluster_row plan with its slice copied in the other way (threads / copy engine): a
 // candidate for the tuning run.
 SoftmaxPlan other_copy(SoftmaxPlan s) {
-  s.thread_copy = !s.thread_copy;
-  s.why += s.thread_copy ? "; the slice copied by the threads (cp.async), not TMA"
-                         : "; the slice copied by TMA, not the threads";
+  bool& thread_copy = form_of<ClusterRowPlan>(s).thread_copy;
+  thread_copy = !thread_copy;
+  s.why += thread_copy ? "; the slice copied by the threads (cp.async), not TMA"
+                       : "; the slice copied by TMA, not the threads";
   return s;
 }
 
 }  // namespace
 
-static_assert(std::is_same_v<std::variant_alternative_t<static_cast<std::size_t>(
-                                                         SoftmaxFamily::cluster_tile),
-                                                     PlanForm>,
-                             ClusterTilePlan> &&
-              std::is_same_v<std::variant_alternative_t<static_cast<std::size_t>(
-                                                         SoftmaxFamily::split_row),
-                                                     PlanForm>,
-                             SplitRowPlan>,
-              "PlanForm lists the families in SoftmaxFamily's order");
-
-PlanForm plan_form(const SoftmaxPlan& s) {
-  switch (s.family) {
-    case SoftmaxFamily::warp_rows:
-      return WarpRowsPlan{s.lanes_per_row, s.vecs, s.two_pass, s.capacity, s.grid};
-    case SoftmaxFamily::block_row: return BlockRowPlan{s.threads, s.vecs, s.capacity, s.grid};
-    case SoftmaxFamily::block_hybrid:
-      return BlockHybridPlan{s.threads, s.vecs,     s.capacity,   s.cluster,
-                             s.slice,   s.resident, s.smem_bytes, s.grid};
-    case SoftmaxFamily::cluster_tile:
-      return ClusterTilePlan{s.threads, s.vecs, s.capacity, s.cluster, s.slice, s.grid};
-    case SoftmaxFamily::cluster_row:
-      return ClusterRowPlan{s.cluster, s.slice, s.smem_bytes, s.grid, s.thread_copy};
-    case SoftmaxFamily::split_row:
-      return SplitRowPlan{s.slices,   s.slice,           s.resident, s.grid,
-                          s.smem_bytes, s.prefetch,      s.tagged_partials, s.buffers,
-                          s.repoll,   s.interleaved,     s.ring,     s.workspace_bytes};
-  }
-  throw std::invalid_argument("plan_form: unknown kernel family");
+int plan_cluster(const SoftmaxPlan& plan) {
+  return std::visit(
+      [](const auto& f) {
+        if constexpr (requires { f.cluster; })
+          return f.cluster;
+        else
+          return 1;
+      },
+      plan.form);
 }
 
 std::string_view to_string(SoftmaxFamily f) {
@@ -690,12 +696,6 @@ std::int64_t split_chunk_bytes(std::int64_t slice, DType t) {
   return ceil_div(slice / vec_elems(t), kSplitChunks) * kVectorBytes;
 }
 
-int split_ring_slots(const SoftmaxPlan& plan, DType t) {
-  return static_cast<int>(std::min<i64>(
-      kSplitRingSlotsMax,
-      static_cast<i64>(plan.smem_bytes) / split_chunk_bytes(plan.slice, t)));
-}
-
 int split_ring_slots(const SplitRowPlan& plan, DType t) {
   return static_cast<int>(std::min<i64>(
       kSplitRingSlotsMax,
@@ -731,7 +731,7 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
         out.push_back(warp_rows_plan(p, t, persistent));
       }
       if (out.empty()) break;
-      const SoftmaxPlan first = out.front();
+      const WarpRowsPlan first = form_of<WarpRowsPlan>(out.front());
       out.push_back(warp_rows_plan(p, {first.lanes_per_row, first.vecs}, !persistent));
       // The default tile with the other reduction (two-pass <-> pairs' merge).
       out.push_back(
@@ -755,35 +755,35 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
       // One block per row, then across clusters of 2 ... max_cluster blocks (each block a slice
       // longer than its tile).
       for (int C = 1; C <= max_cluster; C *= 2)
-        for (TileShape t : block_hybrid_tiles(p.dtype)) {
-          SoftmaxPlan s = block_hybrid_plan(p, d, t, C);
-          if (s.threads > 0) out.push_back(s);
-        }
+        for (TileShape t : block_hybrid_tiles(p.dtype))
+          if (std::optional<SoftmaxPlan> s = block_hybrid_plan(p, d, t, C)) out.push_back(*s);
       break;
     case SoftmaxFamily::cluster_tile:
       for (TileShape t : cluster_tile_tiles(p.dtype)) {
-        SoftmaxPlan s = cluster_tile_plan(p, d, t, max_cluster);
-        if (s.cluster > 1) out.push_back(s);  // C = 1 is block_row
+        std::optional<SoftmaxPlan> s = cluster_tile_plan(p, d, t, max_cluster);
+        if (s && form_of<ClusterTilePlan>(*s).cluster > 1) out.push_back(*s);  // C = 1: block_row
       }
       break;
     case SoftmaxFamily::cluster_row:
       for (int C = 1; C <= max_cluster; C *= 2) {
-        SoftmaxPlan s = cluster_plan(p, d, C);
+        std::optional<SoftmaxPlan> s = cluster_plan(p, d, C);
         // Slices under 4 KB leave a block too little to load to be worth a cluster.
-        if (s.cluster > 0 && (s.slice * b >= 4096 || C == 1)) {
-          out.push_back(s);
-          out.push_back(other_copy(s));
+        if (s && (form_of<ClusterRowPlan>(*s).slice * b >= 4096 || C == 1)) {
+          out.push_back(*s);
+          out.push_back(other_copy(*s));
         }
       }
       break;
     case SoftmaxFamily::split_row:
       if (p.N >= 2 * kMinSplitSlice) {
         out.push_back(split_plan(p, d, Prefetch::by_rule));
-        out.push_back(split_plan(p, d, out.back().prefetch ? Prefetch::off : Prefetch::on));
+        out.push_back(split_plan(
+            p, d, form_of<SplitRowPlan>(out.back()).prefetch ? Prefetch::off : Prefetch::on));
         out.push_back(by_counter(out.front()));
         // fp32 rows read twice on 16-byte boundaries: the streamed parts dealt out step by step
         // (or, where that is the default, not).
-        if (interleavable(p, out.front())) out.push_back(with_interleaved(out.front()));
+        if (interleavable(p, form_of<SplitRowPlan>(out.front())))
+          out.push_back(with_interleaved(out.front()));
         // One block per SM: slices twice as long.
         out.push_back(split_plan(p, d, Prefetch::by_rule, 1));
         // One block per SM with two slices of the same length as two blocks' (rows on chip),
@@ -803,7 +803,7 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
           for (const i64 r : {rows, std::max<i64>(1, rows / 2), i64{1}})
             if (std::optional<SoftmaxPlan> q = split_ring(p, d, r))
               if (std::none_of(out.begin(), out.end(),
-                               [&](const SoftmaxPlan& o) { return same_plan(o, *q); }))
+                               [&](const SoftmaxPlan& o) { return o.form == q->form; }))
                 out.push_back(*q);
         }
       }
@@ -835,7 +835,7 @@ SoftmaxPlan first_plan(SoftmaxFamily f, const Ask& a) {
 }
 
 // cluster_tile on its 512-thread tiles (16384 fp32 elements each), up to 8 of them.
-SoftmaxPlan narrow_cluster_tile(const Ask& a) {
+std::optional<SoftmaxPlan> narrow_cluster_tile(const Ask& a) {
   return cluster_tile_plan(a.p, a.d, cluster_tile_tiles(a.p.dtype).back(),
                            std::min(a.max_cluster, kClusterTileDefaultMax));
 }
@@ -853,8 +853,8 @@ std::optional<SoftmaxPlan> hybrid_16bit_rule(const Ask& a) {
   if (p.dtype == DType::f32 || p.N <= kBlockRowMaxN / 2 || a.need > block_row_max_n(p.dtype) ||
       p.M < a.d.sm_count || !family_available(SoftmaxFamily::block_hybrid, a.d))
     return std::nullopt;
-  SoftmaxPlan h = block_hybrid_default(p, a.d);
-  if (h.threads > 0 && h.threads < 1024) return h;
+  std::optional<SoftmaxPlan> h = block_hybrid_default(p, a.d);
+  if (h && form_of<BlockHybridPlan>(*h).threads < 1024) return h;
   return std::nullopt;
 }
 
@@ -886,16 +886,15 @@ std::optional<SoftmaxPlan> hybrid_cluster_16bit_rule(const Ask& a) {
 std::optional<SoftmaxPlan> hybrid_rule(const Ask& a) {
   const Problem& p = a.p;
   if (p.N > block_hybrid_max_n(p.dtype, a.d) || p.M < a.d.sm_count) return std::nullopt;
-  if (p.dtype == DType::f32 && a.max_cluster > 1) {
-    SoftmaxPlan t = narrow_cluster_tile(a);
-    if (t.cluster > 1 && p.N == t.cluster * t.capacity && p.M * t.cluster >= a.d.sm_count) {
-      t.why += " (the row fills the cluster's tiles exactly: faster than block_hybrid)";
-      return t;
+  if (p.dtype == DType::f32 && a.max_cluster > 1)
+    if (std::optional<SoftmaxPlan> t = narrow_cluster_tile(a)) {
+      const ClusterTilePlan& c = form_of<ClusterTilePlan>(*t);
+      if (c.cluster > 1 && p.N == c.cluster * c.capacity && p.M * c.cluster >= a.d.sm_count) {
+        t->why += " (the row fills the cluster's tiles exactly: faster than block_hybrid)";
+        return t;
+      }
     }
-  }
-  SoftmaxPlan h = block_hybrid_default(p, a.d);
-  if (h.threads > 0) return h;
-  return std::nullopt;
+  return block_hybrid_default(p, a.d);
 }
 
 // fp32 rows just past block_hybrid, while two blocks of a cluster hold the row in shared memory
@@ -907,15 +906,15 @@ std::optional<SoftmaxPlan> two_block_cluster_rule(const Ask& a) {
   const Problem& p = a.p;
   if (p.dtype != DType::f32 || a.max_cluster < 2 || p.N <= block_hybrid_max_n(p.dtype, a.d))
     return std::nullopt;
-  SoftmaxPlan two = cluster_plan(p, a.d, 2);
-  if (two.cluster != 2 || p.M * 2 < a.d.sm_count) return std::nullopt;
-  SoftmaxPlan h = block_hybrid_plan(p, a.d, block_hybrid_tiles(p.dtype).front(), 2);
-  if (h.threads > 0) {
-    h.why += " (two blocks, each half the row in registers and shared memory: faster than "
-             "cluster_row's two)";
+  std::optional<SoftmaxPlan> two = cluster_plan(p, a.d, 2);
+  if (!two || p.M * 2 < a.d.sm_count) return std::nullopt;
+  std::optional<SoftmaxPlan> h = block_hybrid_plan(p, a.d, block_hybrid_tiles(p.dtype).front(), 2);
+  if (h) {
+    h->why += " (two blocks, each half the row in registers and shared memory: faster than "
+              "cluster_row's two)";
     return h;
   }
-  two.why += " (two blocks, each half the row in shared memory: faster than 4 register tiles)";
+  two->why += " (two blocks, each half the row in shared memory: faster than 4 register tiles)";
   return two;
 }
 
@@ -925,30 +924,29 @@ std::optional<SoftmaxPlan> two_block_cluster_rule(const Ask& a) {
 std::optional<SoftmaxPlan> cluster_tile_rule(const Ask& a) {
   const Problem& p = a.p;
   if (a.max_cluster <= 1 || p.N > cluster_tile_max_n(p.dtype)) return std::nullopt;
-  SoftmaxPlan t = cluster_tile_plan(p, a.d, cluster_tile_tiles(p.dtype).front(),
-                                    std::min(a.max_cluster, kClusterTileWideMax));
-  if (t.cluster == 0) t = narrow_cluster_tile(a);
-  if (t.cluster > 1 && p.M * t.cluster >= a.d.sm_count) return t;
+  std::optional<SoftmaxPlan> t = cluster_tile_plan(p, a.d, cluster_tile_tiles(p.dtype).front(),
+                                                   std::min(a.max_cluster, kClusterTileWideMax));
+  if (!t) t = narrow_cluster_tile(a);
+  if (!t) return std::nullopt;
+  const int C = form_of<ClusterTilePlan>(*t).cluster;
+  if (C > 1 && p.M * C >= a.d.sm_count) return t;
   return std::nullopt;
 }
 
 // The cluster_row plan for the rule below: the smallest cluster (up to 8) whose slices are at
-// most 64 KB, else at most 112 KB; cluster = 0 where none holds the row or the device has no
-// clusters.
-SoftmaxPlan cluster_row_default(const Ask& a) {
-  SoftmaxPlan c;
-  c.cluster = 0;
-  if (!family_available(SoftmaxFamily::cluster_row, a.d)) return c;
+// most 64 KB, else at most 112 KB; none where none holds the row or the device has no clusters.
+std::optional<SoftmaxPlan> cluster_row_default(const Ask& a) {
+  if (!family_available(SoftmaxFamily::cluster_row, a.d)) return std::nullopt;
   const int row_max = std::min(a.max_cluster, kClusterRowDefaultMax);
-  c = smallest_cluster(a.p, a.d, row_max, kClusterSliceTarget);
-  if (c.cluster == 0) c = smallest_cluster(a.p, a.d, row_max, kClusterSliceMax);
+  std::optional<SoftmaxPlan> c = smallest_cluster(a.p, a.d, row_max, kClusterSliceTarget);
+  if (!c) c = smallest_cluster(a.p, a.d, row_max, kClusterSliceMax);
   return c;
 }
 
 // Then rows in shared memory (up to 8 slices), again a cluster if the card is full of them.
 std::optional<SoftmaxPlan> cluster_row_rule(const Ask& a) {
-  SoftmaxPlan c = cluster_row_default(a);
-  if (c.cluster > 0 && a.p.M * c.cluster >= a.d.sm_count) return c;
+  std::optional<SoftmaxPlan> c = cluster_row_default(a);
+  if (c && a.p.M * form_of<ClusterRowPlan>(*c).cluster >= a.d.sm_count) return c;
   return std::nullopt;
 }
 
@@ -962,9 +960,11 @@ std::optional<SoftmaxPlan> hybrid_cluster_fp32_rule(const Ask& a) {
 // Everything else: split_row (split_default), saying why where a cluster held the row.
 std::optional<SoftmaxPlan> split_row_rule(const Ask& a) {
   SoftmaxPlan s = split_default(a.p, a.d);
-  if (const SoftmaxPlan c = cluster_row_default(a); c.cluster > 0)
-    s.why += fmt::format(" (a cluster of {} would give only {} blocks for {} SMs)", c.cluster,
-                         a.p.M * c.cluster, a.d.sm_count);
+  if (const std::optional<SoftmaxPlan> c = cluster_row_default(a)) {
+    const int C = form_of<ClusterRowPlan>(*c).cluster;
+    s.why += fmt::format(" (a cluster of {} would give only {} blocks for {} SMs)", C, a.p.M * C,
+                         a.d.sm_count);
+  }
   return s;
 }
 
@@ -1005,7 +1005,8 @@ std::vector<SoftmaxPlan> candidate_plans(const Problem& p, const DeviceLimits& d
   if (p.N > kBlockRowMaxN / 4) families.push_back(SoftmaxFamily::split_row);
   for (SoftmaxFamily f : families)
     for (SoftmaxPlan& s : family_plans(f, p, d, max_cluster))
-      if (std::none_of(out.begin(), out.end(), [&](const SoftmaxPlan& o) { return same_plan(o, s); }))
+      if (std::none_of(out.begin(), out.end(),
+                       [&](const SoftmaxPlan& o) { return o.form == s.form; }))
         out.push_back(std::move(s));
   return out;
 }
@@ -1018,34 +1019,44 @@ std::optional<SoftmaxPlan> find_candidate(const Problem& p, const DeviceLimits& 
 }
 
 std::string summary(const SoftmaxPlan& s) {
-  switch (s.family) {
-    case SoftmaxFamily::warp_rows:
-      return fmt::format("warp_rows G={} K={} cap={}{}{}", s.lanes_per_row, s.vecs, s.capacity, s.grid > 0 ? fmt::format(" grid={}", s.grid) : std::string{},
-                         s.two_pass ? " two-pass" : "");
-    case SoftmaxFamily::block_row:
-      return fmt::format("block_row T={} K={} cap={}", s.threads, s.vecs, s.capacity);
-    case SoftmaxFamily::block_hybrid:
-      return fmt::format("block_hybrid {}T={} K={} cap={} smem={}",
-                         s.cluster > 1 ? fmt::format("C={} slice={} ", s.cluster, s.slice)
-                                       : std::string{},
-                         s.threads, s.vecs, s.capacity, s.smem_bytes);
-    case SoftmaxFamily::cluster_tile:
-      return fmt::format("cluster_tile C={} T={} K={} slice={}", s.cluster, s.threads, s.vecs,
-                         s.slice);
-    case SoftmaxFamily::cluster_row:
-      return fmt::format("cluster_row C={} slice={} smem={}{}", s.cluster, s.slice, s.smem_bytes,
-                         s.thread_copy ? " ldgsts" : "");
-    case SoftmaxFamily::split_row:
-      return fmt::format("split_row S={} slice={} resident={} R={} grid={} smem={}{}{}{}{}{}{}",
-                         s.slices, s.slice, s.resident, s.rows_in_flight, s.grid, s.smem_bytes,
-                         s.prefetch ? " prefetch" : "", s.tagged_partials ? "" : " counted",
-                         s.repoll ? " repoll" : "",
-                         s.buffers == 2   ? " pipelined"
-                         : s.buffers == 3 ? " pipelined B=3"
-                                          : "",
-                         s.interleaved ? " interleaved" : "", s.ring ? " ring" : "");
-  }
-  return "?";
+  return std::visit(
+      Overloaded{
+          [](const WarpRowsPlan& w) {
+            return fmt::format("warp_rows G={} K={} cap={}{}{}", w.lanes_per_row, w.vecs,
+                               w.capacity,
+                               w.grid > 0 ? fmt::format(" grid={}", w.grid) : std::string{},
+                               w.two_pass ? " two-pass" : "");
+          },
+          [](const BlockRowPlan& r) {
+            return fmt::format("block_row T={} K={} cap={}", r.threads, r.vecs, r.capacity);
+          },
+          [](const BlockHybridPlan& h) {
+            return fmt::format("block_hybrid {}T={} K={} cap={} smem={}",
+                               h.cluster > 1 ? fmt::format("C={} slice={} ", h.cluster, h.slice)
+                                             : std::string{},
+                               h.threads, h.vecs, h.capacity, h.smem_bytes);
+          },
+          [](const ClusterTilePlan& t) {
+            return fmt::format("cluster_tile C={} T={} K={} slice={}", t.cluster, t.threads,
+                               t.vecs, t.slice);
+          },
+          [](const ClusterRowPlan& c) {
+            return fmt::format("cluster_row C={} slice={} smem={}{}", c.cluster, c.slice,
+                               c.smem_bytes, c.thread_copy ? " ldgsts" : "");
+          },
+          [&](const SplitRowPlan& r) {
+            return fmt::format(
+                "split_row S={} slice={} resident={} R={} grid={} smem={}{}{}{}{}{}{}", r.slices,
+                r.slice, r.resident, s.rows_in_flight, r.grid, r.smem_bytes,
+                r.prefetch ? " prefetch" : "", r.tagged_partials ? "" : " counted",
+                r.repoll ? " repoll" : "",
+                r.buffers == 2   ? " pipelined"
+                : r.buffers == 3 ? " pipelined B=3"
+                                 : "",
+                r.interleaved ? " interleaved" : "", r.ring ? " ring" : "");
+          },
+      },
+      s.form);
 }
 
 }  // namespace smr

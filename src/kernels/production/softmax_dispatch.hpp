@@ -6,8 +6,8 @@
 // there. The families are those the device has (family_needs: before sm_90, warp_rows and
 // block_row only). The rule order is kRules in softmax_dispatch.cpp. The registry entry
 // `softmax` (softmax.cu) calls plan_softmax() and launch_plan(), which hands each family's
-// launcher its plan type (PlanForm); the tuning test (experiments/test_tuning.cpp, tag [.tune])
-// times every plan candidate_plans() offers for a shape.
+// launcher its family's plan (SoftmaxPlan::form); the tuning test (experiments/test_tuning.cpp,
+// tag [.tune]) times every plan candidate_plans() offers for a shape.
 //
 // The kernel families, by row length (a register tile holds its elements as fp32 whatever the
 // storage, so a 16-bit tile takes half the 16-byte vectors per thread of an fp32 tile of the same
@@ -50,6 +50,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -140,47 +141,6 @@ std::vector<TileShape> warp_rows_tiles(DType t);
 std::vector<TileShape> block_row_tiles(DType t);
 std::vector<TileShape> cluster_tile_tiles(DType t);  // (threads, K) per block, largest first
 
-// What one launch of the production softmax does.
-struct SoftmaxPlan {
-  SoftmaxFamily family = SoftmaxFamily::warp_rows;
-  int threads = 0;              // per block
-  int lanes_per_row = 0;        // warp_rows: G
-  int vecs = 0;                 // warp_rows, block_row, block_hybrid, cluster_tile: 16-byte
-                                // vectors per thread (K)
-  bool two_pass = false;        // warp_rows: the row's max reduced over the lane group,
-                                // then the sum of exponentials against it (no pairs' merge)
-  std::int64_t capacity = 0;    // register tiles: elements a tile holds (>= N, block_hybrid < N)
-  int cluster = 1;              // cluster_row, cluster_tile, block_hybrid: blocks per cluster
-                                // (= blocks per row)
-  int slices = 1;               // cluster_row, split_row: blocks per row
-  std::int64_t slice = 0;       // cluster_row, cluster_tile, split_row: elements per block
-                                // (multiple of 16 B); block_hybrid: elements a block holds (N, or
-                                // across a cluster one slice)
-  std::int64_t resident = 0;    // cluster_row, split_row, block_hybrid: elements of the slice kept
-                                // in shared memory
-  std::int64_t rows_in_flight = 0;  // split_row: rows the grid works on at once; others: estimate
-  std::size_t smem_bytes = 0;   // dynamic shared memory per block
-  std::int64_t grid = 0;        // blocks; 0: the launcher sizes a persistent grid to the card
-  bool prefetch = true;         // split_row: prefetch the next slice into L2 while waiting
-                                // (pipelined: the slice a trip copies in, at the trip's start)
-  bool tagged_partials = true;  // split_row: each partial its own flag (no counter, no fence)
-  int buffers = 1;              // split_row: slices a block holds at once (2 or 3: the next
-                                // row's statistics and exchange overlap this row's write, and at 3
-                                // its copies are issued a trip earlier; rows on chip)
-  bool repoll = false;          // split_row pipelined: a partial found unpublished at the trip's
-                                // start is loaded again before the statistics' reduction
-  bool thread_copy = false;     // cluster_row: the threads copy the slice into shared memory
-                                // (cp.async), not the copy engine (TMA)
-  bool interleaved = false;     // split_row, fp32 rows read twice: the parts not kept in shared
-                                // memory dealt to the row's blocks in turn, a step each
-  bool ring = false;            // split_row, one slice per block, rows on chip: the shared memory
-                                // a ring of chunk slots, each chunk of the next slices copied in
-                                // as soon as a slot is free
-  std::size_t workspace_bytes = 0;  // split_row: partials + arrival counters
-  TrafficModel traffic = TrafficModel::fused;
-  std::string why;              // the choice in words, for docs, logs and results' `extra`
-};
-
 // ---- What each family needs of the device --------------------------------------------------
 // warp_rows and block_row run on every card the build targets (sm_75 on); block_hybrid and
 // split_row copy their slices with TMA bulk copies onto mbarriers (sm_90); cluster_tile and
@@ -203,70 +163,105 @@ inline bool family_available(SoftmaxFamily f, const DeviceLimits& d) {
 std::optional<std::string> softmax_unsupported(const Problem& p, const DeviceLimits& d);
 
 // ---- What each family's launch takes ----------------------------------------------------------
-// One type per family, each with the fields its launcher and kernel use, compared field by field
-// (a defaulted operator==). plan_form() reads them out of a SoftmaxPlan; two plans are the same
-// plan when their forms are equal (candidate_plans lists each once).
+// One type per family, each with the fields its launcher and kernel use and nothing else,
+// compared field by field (a defaulted operator==).
 struct WarpRowsPlan {
-  int lanes_per_row = 0;       // G
+  int lanes_per_row = 0;       // G (blocks of kWarpRowsThreads threads)
   int vecs = 0;                // K: 16-byte vectors per lane
-  bool two_pass = false;       // the max over the lane group first, then the sum
-  std::int64_t capacity = 0;   // elements a row's tile holds
+  bool two_pass = false;       // the row's max reduced over the lane group first, then the sum of
+                               // exponentials against it (no pairs' merge)
+  std::int64_t capacity = 0;   // elements a row's tile holds (>= N)
   std::int64_t grid = 0;       // blocks; 0: a persistent grid sized to the card
   bool operator==(const WarpRowsPlan&) const = default;
 };
 struct BlockRowPlan {
   int threads = 0;
-  int vecs = 0;
-  std::int64_t capacity = 0;
-  std::int64_t grid = 0;  // one block per row
+  int vecs = 0;                // K: 16-byte vectors per thread
+  std::int64_t capacity = 0;   // elements the tile holds (>= N)
+  std::int64_t grid = 0;       // one block per row
   bool operator==(const BlockRowPlan&) const = default;
 };
 struct BlockHybridPlan {
   int threads = 0;
   int vecs = 0;
-  std::int64_t capacity = 0;  // elements in registers a block
-  int cluster = 1;            // blocks a row (a cluster when > 1)
-  std::int64_t slice = 0;     // elements a block holds (N where cluster = 1)
-  std::int64_t resident = 0;  // of them in shared memory
-  std::size_t smem_bytes = 0;
+  std::int64_t capacity = 0;   // elements in registers a block (< slice)
+  int cluster = 1;             // blocks a row (a cluster when > 1)
+  std::int64_t slice = 0;      // elements a block holds (N where cluster = 1)
+  std::int64_t resident = 0;   // of them in shared memory (slice - capacity)
+  std::size_t smem_bytes = 0;  // dynamic shared memory per block
   std::int64_t grid = 0;
   bool operator==(const BlockHybridPlan&) const = default;
 };
 struct ClusterTilePlan {
   int threads = 0;
   int vecs = 0;
-  std::int64_t capacity = 0;
-  int cluster = 0;
-  std::int64_t slice = 0;
+  std::int64_t capacity = 0;   // elements a block's tile holds (>= slice)
+  int cluster = 0;             // blocks a row, one cluster
+  std::int64_t slice = 0;      // elements a block (whole 16-byte vectors)
   std::int64_t grid = 0;
   bool operator==(const ClusterTilePlan&) const = default;
 };
 struct ClusterRowPlan {
-  int cluster = 0;
-  std::int64_t slice = 0;
-  std::size_t smem_bytes = 0;
+  int cluster = 0;             // blocks a row (of kSliceThreads threads), one cluster
+  std::int64_t slice = 0;      // elements a block, all in shared memory (whole 16-byte vectors)
+  std::size_t smem_bytes = 0;  // dynamic shared memory per block
   std::int64_t grid = 0;
-  bool thread_copy = false;  // cp.async by the threads, not the copy engine
+  bool thread_copy = false;    // the threads copy the slice in (cp.async), not the copy engine
+                               // (TMA)
   bool operator==(const ClusterRowPlan&) const = default;
 };
 struct SplitRowPlan {
-  int slices = 1;
-  std::int64_t slice = 0;
-  std::int64_t resident = 0;
-  std::int64_t grid = 0;
-  std::size_t smem_bytes = 0;
-  bool prefetch = true;
-  bool tagged_partials = true;
-  int buffers = 1;
-  bool repoll = false;
-  bool interleaved = false;
-  bool ring = false;
-  std::size_t workspace_bytes = 0;
+  int slices = 1;              // blocks a row (of kSliceThreads threads)
+  std::int64_t slice = 0;      // elements a block (whole 16-byte vectors)
+  std::int64_t resident = 0;   // of them kept in shared memory (the rest read twice)
+  std::int64_t grid = 0;       // blocks: rows in flight x slices
+  std::size_t smem_bytes = 0;  // dynamic shared memory per block
+  bool prefetch = true;        // the next slice prefetched into L2 while a row waits (pipelined:
+                               // the slice a trip copies in, at the trip's start)
+  bool tagged_partials = true; // each partial its own flag (no counter, no fence)
+  int buffers = 1;             // slices a block holds at once (2 or 3: the next row's statistics
+                               // and exchange overlap this row's write, and at 3 its copies are
+                               // issued a trip earlier; rows on chip)
+  bool repoll = false;         // pipelined: a partial found unpublished at the trip's start is
+                               // loaded again before the statistics' reduction
+  bool interleaved = false;    // fp32 rows read twice: the parts not kept in shared memory dealt
+                               // to the row's blocks in turn, a step each
+  bool ring = false;           // one slice per block, rows on chip: the shared memory a ring of
+                               // chunk slots, each chunk of the next slices copied in as soon as
+                               // a slot is free
+  std::size_t workspace_bytes = 0;  // partials + arrival counters
   bool operator==(const SplitRowPlan&) const = default;
 };
-// In SoftmaxFamily's order.
+// In SoftmaxFamily's order: a form's index is its family.
 using PlanForm = std::variant<WarpRowsPlan, BlockRowPlan, BlockHybridPlan, ClusterTilePlan,
                               ClusterRowPlan, SplitRowPlan>;
+template <SoftmaxFamily f, class Form>
+inline constexpr bool kFormOf =
+    std::is_same_v<std::variant_alternative_t<static_cast<std::size_t>(f), PlanForm>, Form>;
+static_assert(kFormOf<SoftmaxFamily::warp_rows, WarpRowsPlan> &&
+                  kFormOf<SoftmaxFamily::block_row, BlockRowPlan> &&
+                  kFormOf<SoftmaxFamily::block_hybrid, BlockHybridPlan> &&
+                  kFormOf<SoftmaxFamily::cluster_tile, ClusterTilePlan> &&
+                  kFormOf<SoftmaxFamily::cluster_row, ClusterRowPlan> &&
+                  kFormOf<SoftmaxFamily::split_row, SplitRowPlan>,
+              "PlanForm lists the families in SoftmaxFamily's order");
+
+// What one launch of the production softmax does: the family's own plan (form) and what every
+// plan says of itself. Two plans launch the same kernels with the same arguments when their forms
+// are equal (candidate_plans lists each form once); operator== compares the words too.
+struct SoftmaxPlan {
+  PlanForm form;
+  std::int64_t rows_in_flight = 0;  // rows the blocks work on at once (split_row: exact; the
+                                    // others an estimate; 0: unknown, the card's SMs)
+  TrafficModel traffic = TrafficModel::fused;
+  std::string why;                  // the choice in words, for docs, logs and results' `extra`
+  SoftmaxFamily family() const { return static_cast<SoftmaxFamily>(form.index()); }
+  bool operator==(const SoftmaxPlan&) const = default;
+};
+
+// Blocks a row's cluster holds: the form's cluster for cluster_tile, cluster_row and
+// block_hybrid, 1 for the families without one.
+int plan_cluster(const SoftmaxPlan& plan);
 
 // What `softmax` runs for p on a device with these limits. `max_cluster` is the largest cluster
 // the caller allows for the cluster kernels, lowered to d.max_cluster; the cluster families are
@@ -293,15 +288,11 @@ std::size_t split_workspace_bytes(const Problem& p);
 // a ring plan's shared memory holds (at most kSplitRingSlotsMax): what the dispatch sizes a ring
 // plan by and what its launch passes the kernel.
 std::int64_t split_chunk_bytes(std::int64_t slice, DType t);
-int split_ring_slots(const SoftmaxPlan& plan, DType t);
 int split_ring_slots(const SplitRowPlan& plan, DType t);
 
 // Shared memory per SM: d.shared_bytes_per_sm, or where that is 0 the per-block opt-in limit plus
 // the 1 KB reserved per block (sm_90: 227 KB + 1 KB).
 std::size_t smem_per_sm(const DeviceLimits& d);
-
-// The fields of plan's family (see PlanForm): the alternative of index plan.family.
-PlanForm plan_form(const SoftmaxPlan& plan);
 
 // One line for logs: "split_row S=264 slice=15888 resident=15888 R=1 grid=264 smem=63552 B".
 std::string summary(const SoftmaxPlan& plan);

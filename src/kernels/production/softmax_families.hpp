@@ -15,7 +15,7 @@
 
 namespace smr::prod {
 
-// Each launcher takes its family's plan (softmax_dispatch.hpp, PlanForm).
+// Each launcher takes its family's plan (softmax_dispatch.hpp, SoftmaxPlan::form).
 void launch_warp_rows(const WarpRowsPlan& plan, const Launch& l);        // warp_rows.cu
 void launch_block_row(const BlockRowPlan& plan, const Launch& l);        // block_row.cu
 void launch_block_hybrid(const BlockHybridPlan& plan, const Launch& l);  // block_hybrid.cu
@@ -36,8 +36,9 @@ int max_active_clusters(const void* kernel, int threads, std::size_t smem, int c
 int active_clusters(const SoftmaxPlan& plan, DType t);
 
 // Whether the device can place the plan's cluster at all (the cluster families and block_hybrid
-// across a cluster; true for every other plan and for a cluster of one block). The registry entry never picks a plan that fails
-// this, and the tests skip such candidates for the same reason (softmax.cu).
+// across a cluster; true for every other plan and for a cluster of one block: plan_cluster). The
+// registry entry never picks a plan that fails this, and the tests skip such candidates for the
+// same reason (softmax.cu).
 bool cluster_placeable(const SoftmaxPlan& plan, DType t);
 
 // Blocks of the split kernel for dtype t with plan.smem_bytes that fit on one SM.
