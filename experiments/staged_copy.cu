@@ -42,6 +42,7 @@
 
 #include "experiments/staged_copy.hpp"
 #include "kernels/common/arch.cuh"
+#include "kernels/common/arch.hpp"
 #include "kernels/cuda_check.hpp"
 #include "kernels/production/row_slice.cuh"
 #include "kernels/common/softmax_math.cuh"
@@ -344,6 +345,10 @@ void staged_copy_bytes(const void* src, void* dst, std::size_t bytes, cudaStream
     throw std::invalid_argument("staged copy " + to_string(v) +
                                 ": the stage must be whole 16-byte vectors, one block per SM "
                                 "or more");
+  if (!kernels_have_clusters())
+    throw std::invalid_argument("staged copy: its kernel copies with sm_90's bulk copies; this "
+                                "build's device code is sm_" + std::to_string(kernels_code_arch()) +
+                                "'s");
   if (bytes == 0) return;
   const auto* s = static_cast<const uint4*>(src);
   auto* d = static_cast<uint4*>(dst);

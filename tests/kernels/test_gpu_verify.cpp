@@ -45,6 +45,18 @@ std::string describe(const Problem& p, InputKind kind) {
   return s.str();
 }
 
+// The kernel that makes a case's output: the production softmax, or where the device (or
+// SMR_DEVICE_PROFILE) has no family for the shape, the online lab kernel (fp32, any N): the
+// checker is under test, not the kernel. nullptr where neither runs p here.
+const KernelInfo* producer(const Problem& p) {
+  const DeviceLimits d = query_device().limits();
+  for (const char* name : {"softmax", "online"}) {
+    const KernelInfo* k = find_kernel(name);
+    if (k && !why_unsupported(*k, p, d)) return k;
+  }
+  return nullptr;
+}
+
 // x filled on the device, y poisoned, the production softmax launched: what the sweep does.
 struct DeviceCase {
   Problem p;
@@ -55,11 +67,7 @@ struct DeviceCase {
       : p(prob),
         x(static_cast<std::size_t>(prob.M * prob.ld_x) * elem_bytes(prob)),
         y(static_cast<std::size_t>(prob.M * prob.ld_y) * elem_bytes(prob)) {
-    // The production softmax, or where the device (or SMR_DEVICE_PROFILE) has no family for the
-    // shape, the online lab kernel: the checker is under test, not the kernel.
-    const KernelInfo* k = find_kernel("softmax");
-    REQUIRE(k != nullptr);
-    if (why_unsupported(*k, p, query_device().limits())) k = find_kernel("online");
+    const KernelInfo* k = producer(p);
     REQUIRE(k != nullptr);
     ws = DeviceBuffer(k->workspace_bytes ? k->workspace_bytes(p) : 0);
     fill_input_device(x.get(), p, seed, kind, stream.get());
@@ -160,7 +168,11 @@ TEST_CASE("device checker: the CPU oracle's verdict on odd shapes and every host
           "[gpu][verify]") {
   std::uint64_t n = 100;
   for (const DType t : kDtypes)
-    for (const Problem& p : odd_shapes(t))
+    for (const Problem& p : odd_shapes(t)) {
+      if (!producer(p)) {  // 16-bit rows past block_row's on a card without sm_90's families
+        WARN("no kernel runs " << describe(p, InputKind::mixed) << " on this device: not checked");
+        continue;
+      }
       for (const InputKind kind : kKinds) {
         if (p.N > 10000 && kind != InputKind::mixed && kind != InputKind::outliers &&
             kind != InputKind::some_neg_inf)
@@ -175,6 +187,7 @@ TEST_CASE("device checker: the CPU oracle's verdict on odd shapes and every host
         CHECK(gpu.rows_checked == p.M);
         CHECK(!check_padding_untouched(p, c.hy()));
       }
+    }
 }
 
 TEST_CASE("device checker: planted faults are caught, the first one named, in the oracle's words",

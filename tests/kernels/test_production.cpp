@@ -166,7 +166,9 @@ TEST_CASE("production softmax: each family at the dispatch's edges, fp32 / bf16 
                                  std::int64_t{2049}, std::int64_t{8193}, block_max - 1, block_max})
       shapes.push_back(dense(40, n, t));
     for (const Problem& p : shapes) {
-      hit.insert(plan_softmax(p, d).family());
+      // (block_row's last N on rows off 16-byte boundaries is past what it holds with a window's
+      // room; on sm_90 block_hybrid takes those rows, before it check_case says they are refused.)
+      if (!softmax_unsupported(p, d)) hit.insert(plan_softmax(p, d).family());
       check_case(p, p.M >= 8 ? InputKind::mixed : InputKind::outliers, next_seed());
     }
     shapes.clear();
