@@ -354,63 +354,75 @@ def null_model(note):
     return m
 
 
-# ---- counted bytes (--counters): Nsight Compute over a child process per record ------------------
+# ---- counted bytes (--counters): Nsight Compute over one child process ------------------------
 #
 # The harness counts its kernels with CUPTI in-process; the peers run in this Python process, so
 # ncu counts them instead, the same way scripts/ncu-compare counts the harness's launches:
-# `ncu --clock-control none --replay-mode app-range --target-processes all` over a child
-# (`peers.py --count-one ...`) that runs, after a warm-up, two cudaProfilerStart/Stop ranges twice:
-# range 1 the launch then an L2 eviction (a read of 4x the L2, so the launch's dirty lines are
-# written back inside the range), range 2 the eviction alone. Reads = range 1 - range 2; writes =
-# range 1 whole (the eviction writes nothing of its own); the second repetition is used (the first
-# profiled range of a process reads high). Optional and fail-soft: without ncu, or when a count
-# fails, the record keeps its times and says why in counters_reason.
+# `ncu --clock-control none --replay-mode app-range --target-processes all` over one child
+# (`peers.py --count-many FILE`, a record per line) that, for each record in turn, runs after a
+# warm-up two cudaProfilerStart/Stop ranges, twice: range 1 the launch then an L2 eviction (a read
+# of 4x the L2, so the launch's dirty lines are written back inside the range), range 2 the
+# eviction alone. Reads = range 1 - range 2; writes = range 1 whole (the eviction writes nothing of
+# its own); the second repetition is used (the first profiled range of a process reads high). One
+# child for every record: Python, torch and ncu start once. Optional and fail-soft: without ncu,
+# or when a count fails, the records keep their times and say why in counters_reason.
 COUNTER_METRICS = [metrics.DRAM_READ, metrics.DRAM_WRITE]
 COUNT_REPEAT = 2
+RANGES_PER_RECORD = 2 * COUNT_REPEAT
 EVICT_MULTIPLE = 4
 
 
-def count_one_child(spec):
-    """The child ncu profiles: KERNEL,DTYPE,M,N,LD,SEED."""
-    kernel, dtype_name, M, N, ld, seed = spec.split(",")
-    M, N, ld, seed = int(M), int(N), int(ld), int(seed)
+def count_spec(rec, seed):
+    """One line of the child's list: KERNEL,DTYPE,M,N,LD,SEED."""
+    return f"{rec['kernel']},{rec['dtype']},{rec['M']},{rec['N']},{rec['ld_x']},{seed}"
+
+
+def count_many_child(spec_file):
+    """The child ncu profiles: RANGES_PER_RECORD ranges for each line of spec_file, in order."""
     import torch
     import triton
     import triton.language as tl
-    tdtype = getattr(torch, DTYPES[dtype_name][0])
-    x = make_input(torch, M, N, ld, seed, tdtype)
     l2 = int(torch.cuda.get_device_properties(0).L2_cache_size)
     evict_buf = torch.ones(EVICT_MULTIPLE * l2 // 4, device="cuda", dtype=torch.int32)
-    if kernel == "torch.softmax":
-        def launch():
-            torch.softmax(x, dim=-1)
-    else:
-        seed_kernel = make_triton_seed(triton, tl)
-        block = triton.next_power_of_2(N)
-        y = torch.empty((M, ld), device="cuda", dtype=tdtype)[:, :N]
-
-        def launch():
-            seed_kernel[(M,)](y, x, x.stride(0), y.stride(0), N, BLOCK_SIZE=block,
-                              num_warps=num_warps_for(block))
+    seed_kernel = make_triton_seed(triton, tl)
 
     def evict():
         evict_buf.sum()  # integer reads only; its one-element output is noise
 
-    launch()  # warm-up (and Triton's compile), unprofiled
-    evict()
-    torch.cuda.synchronize()
-    for _ in range(COUNT_REPEAT):
+    for spec in Path(spec_file).read_text().split():
+        kernel, dtype_name, M, N, ld, seed = spec.split(",")
+        M, N, ld, seed = int(M), int(N), int(ld), int(seed)
+        tdtype = getattr(torch, DTYPES[dtype_name][0])
+        x = make_input(torch, M, N, ld, seed, tdtype)
+        y = None
+        if kernel == "torch.softmax":
+            def launch():
+                torch.softmax(x, dim=-1)
+        else:
+            block = triton.next_power_of_2(N)
+            y = torch.empty((M, ld), device="cuda", dtype=tdtype)[:, :N]
+
+            def launch():
+                seed_kernel[(M,)](y, x, x.stride(0), y.stride(0), N, BLOCK_SIZE=block,
+                                  num_warps=num_warps_for(block))
+
+        launch()  # warm-up (and Triton's compile), unprofiled
         evict()
         torch.cuda.synchronize()
-        torch.cuda.profiler.start()
-        launch()
-        evict()
-        torch.cuda.synchronize()
-        torch.cuda.profiler.stop()
-        torch.cuda.profiler.start()
-        evict()
-        torch.cuda.synchronize()
-        torch.cuda.profiler.stop()
+        for _ in range(COUNT_REPEAT):
+            evict()
+            torch.cuda.synchronize()
+            torch.cuda.profiler.start()
+            launch()
+            evict()
+            torch.cuda.synchronize()
+            torch.cuda.profiler.stop()
+            torch.cuda.profiler.start()
+            evict()
+            torch.cuda.synchronize()
+            torch.cuda.profiler.stop()
+        del x, y
+        torch.cuda.empty_cache()
 
 
 def ncu_ranges(csv_text):
@@ -440,33 +452,37 @@ def count_peer_bytes(records, seed, quiet):
     import subprocess
     import tempfile
     ncu = shutil.which("ncu")
-    for rec in records:
-        if rec.get("status") != "ok":
-            continue
-        if not ncu:
+    todo = [rec for rec in records if rec.get("status") == "ok"]
+    if not todo:
+        return
+    if not ncu:
+        for rec in todo:
             rec["counters_reason"] = "ncu (Nsight Compute) is not on PATH: peers.py --counters counts with it"
-            continue
-        spec = f"{rec['kernel']},{rec['dtype']},{rec['M']},{rec['N']},{rec['ld_x']},{seed}"
-        with tempfile.TemporaryDirectory() as tmp:
-            log = Path(tmp) / "ncu.csv"
-            cmd = [ncu, "--clock-control", "none", "--replay-mode", "app-range", "--target-processes",
-                   "all", "--metrics", ",".join(COUNTER_METRICS), "--csv", "--page", "raw",
-                   "--print-units", "base", "--log-file", str(log),
-                   sys.executable, str(Path(__file__).resolve()), "--count-one", spec]
-            if not quiet:
-                print(f"\r\x1b[Kcounting {rec['kernel']} {rec['M']}x{rec['N']} under ncu", end="",
-                      file=sys.stderr, flush=True)
-            try:
-                proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-                ranges = ncu_ranges(log.read_text()) if log.exists() else []
-                if proc.returncode != 0 or len(ranges) < 2 * COUNT_REPEAT:
-                    last = (proc.stdout + proc.stderr).strip().splitlines()
-                    raise RuntimeError(f"ncu exit {proc.returncode}, {len(ranges)} ranges"
-                                       + (f": {last[-1]}" if last else ""))
-            except (OSError, ValueError, RuntimeError, subprocess.TimeoutExpired) as e:
+        return
+    if not quiet:
+        print(f"counting {len(todo)} peer records under ncu", file=sys.stderr, flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        log = Path(tmp) / "ncu.csv"
+        specs = Path(tmp) / "specs.txt"
+        specs.write_text("".join(count_spec(rec, seed) + "\n" for rec in todo))
+        cmd = [ncu, "--clock-control", "none", "--replay-mode", "app-range", "--target-processes",
+               "all", "--metrics", ",".join(COUNTER_METRICS), "--csv", "--page", "raw",
+               "--print-units", "base", "--log-file", str(log),
+               sys.executable, str(Path(__file__).resolve()), "--count-many", str(specs)]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+            ranges = ncu_ranges(log.read_text()) if log.exists() else []
+            if proc.returncode != 0 or len(ranges) != RANGES_PER_RECORD * len(todo):
+                last = (proc.stdout + proc.stderr).strip().splitlines()
+                raise RuntimeError(f"ncu exit {proc.returncode}, {len(ranges)} ranges for "
+                                   f"{len(todo)} records" + (f": {last[-1]}" if last else ""))
+        except (OSError, ValueError, RuntimeError, subprocess.TimeoutExpired) as e:
+            for rec in todo:
                 rec["counters_reason"] = f"ncu count failed: {e}"
-                continue
-        work, evict = ranges[-2], ranges[-1]
+            return
+    for i, rec in enumerate(todo):
+        mine = ranges[RANGES_PER_RECORD * i:RANGES_PER_RECORD * (i + 1)]
+        work, evict = mine[-2], mine[-1]
         if any(v is None for v in list(work.values()) + list(evict.values())):
             rec["counters_reason"] = "ncu count failed: a metric has no value"
             continue
@@ -478,13 +494,11 @@ def count_peer_bytes(records, seed, quiet):
             "tool": "ncu", "replay": "app-range", "eviction_values": evict,
             "how": "range (launch + L2 eviction) - range (eviction) for reads; writes of the first "
                    "range whole; the second of two repetitions"}
-    if not quiet:
-        print("\r\x1b[K", end="", file=sys.stderr)
 
 
 def main():
-    if len(sys.argv) == 3 and sys.argv[1] == "--count-one":
-        return count_one_child(sys.argv[2])
+    if len(sys.argv) == 3 and sys.argv[1] == "--count-many":
+        return count_many_child(sys.argv[2])
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     repo = Path(__file__).resolve().parent.parent
     ap.add_argument("config", nargs="?", default=str(repo / "configs" / "default.yaml"))

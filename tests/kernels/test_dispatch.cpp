@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "edge_shapes.hpp"
 #include "kernels/device_profiles.hpp"
 #include "kernels/registry.hpp"
 #include "kernels/production/softmax_dispatch.hpp"
@@ -1270,6 +1271,26 @@ TEST_CASE("dispatch by device: sm_80 and sm_89 cards never get a cluster family 
       CHECK(why->find("sm_90") != std::string::npos);
       CHECK(family_plans(SoftmaxFamily::cluster_row, longer, d).empty());
       CHECK(family_plans(SoftmaxFamily::split_row, longer, d).empty());
+    }
+  }
+}
+
+TEST_CASE("dispatch by device: the GPU test's edge shapes reach every family each profile has",
+          "[dispatch][device]") {
+  // test_production.cpp's edge case runs these shapes on the card and checks that it hit every
+  // family; this is the same count on every profile, so a dispatch change that leaves a family
+  // unreached fails here, without a GPU.
+  for (const DeviceProfile& prof : device_profiles()) {
+    const DeviceLimits& d = prof.limits;
+    for (const DType t : kDtypes) {
+      INFO("profile " << prof.name << ", " << to_string(t));
+      std::set<SoftmaxFamily> hit;
+      for (const Problem& p : test::portable_edge_shapes(t))
+        if (!softmax_unsupported(p, d)) hit.insert(plan_softmax(p, d).family());
+      if (family_available(SoftmaxFamily::split_row, d))
+        for (const Problem& p : test::hopper_edge_shapes(t, d))
+          hit.insert(plan_softmax(p, d).family());
+      CHECK(test::family_names(hit) == test::family_names(test::expected_families(t, d)));
     }
   }
 }

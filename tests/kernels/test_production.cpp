@@ -29,6 +29,7 @@
 #include <cuda_runtime_api.h>
 
 #include "catch.hpp"
+#include "edge_shapes.hpp"
 #include "gpu_check.hpp"
 #include "harness/device.hpp"
 #include "harness/storage.hpp"
@@ -50,6 +51,7 @@ constexpr std::int64_t kHostCheckElements = std::int64_t{1} << 22;
 // Runs and checks through gpu_check.hpp, in p.dtype's storage.
 using smr::test::KernelRun;
 using smr::test::run_launch;
+using smr::test::first_two_read_n;
 
 std::string describe(const Problem& p, std::int64_t x_off, std::int64_t y_off, InputKind kind) {
   std::ostringstream s;
@@ -124,13 +126,6 @@ bool hopper_families(const DeviceLimits& d) {
   return false;
 }
 
-// The split_row input that just exceeds what the card's shared memory can hold in one row.
-std::int64_t first_two_read_n(DType t, const DeviceLimits& d) {
-  for (std::int64_t n = std::int64_t{1} << 20;; n += n / 8) {
-    if (plan_softmax(dense(1, n, t), d).traffic == TrafficModel::two_read) return n;
-  }
-}
-
 // An fp32 row read twice on 16-byte boundaries whose streamed part spans several rounds of the
 // interleaved layout (split_row.cu, interleaved_part) and then a piece per slice: half again the
 // first row too long for the card, a whole number of vectors plus one more.
@@ -153,67 +148,25 @@ TEST_CASE("production softmax: each family at the dispatch's edges, fp32 / bf16 
   const DeviceLimits d = device_limits();
   for (const DType t : kDtypes) {
     std::set<SoftmaxFamily> hit;
-    std::vector<Problem> shapes;
-    // warp_rows: every tile edge (the capacities 8, 16, ... 1024) and its neighbours.
-    for (const TileShape s : warp_rows_tiles(t)) {
-      const std::int64_t cap = std::int64_t{s.threads_or_lanes} * s.vecs * vec_elems(t);
-      for (const std::int64_t n : {cap - 1, cap, cap + 1}) shapes.push_back(dense(133, n, t));
-    }
-    shapes.push_back(dense(131, 1, t));
-    // block_row: its first and last N, and the tile edges in between.
-    const std::int64_t block_max = block_row_max_n(t);
-    for (const std::int64_t n : {kWarpRowsMaxN + 1, std::int64_t{2047}, std::int64_t{2048},
-                                 std::int64_t{2049}, std::int64_t{8193}, block_max - 1, block_max})
-      shapes.push_back(dense(40, n, t));
-    for (const Problem& p : shapes) {
+    for (const Problem& p : test::portable_edge_shapes(t)) {
       // (block_row's last N on rows off 16-byte boundaries is past what it holds with a window's
       // room; on sm_90 block_hybrid takes those rows, before it check_case says they are refused.)
       if (!softmax_unsupported(p, d)) hit.insert(plan_softmax(p, d).family());
       check_case(p, p.M >= 8 ? InputKind::mixed : InputKind::outliers, next_seed());
     }
-    shapes.clear();
+    INFO("dtype " << to_string(t));
     if (!family_available(SoftmaxFamily::split_row, d)) {
       // Before sm_90 (or restricted to such a profile): warp_rows and block_row, both hit.
-      INFO("dtype " << to_string(t));
-      CHECK(hit.size() == 2u);
-      CHECK(softmax_unsupported(dense(1, block_max + 1, t), d).has_value());
+      CHECK(test::family_names(hit) == test::family_names(test::expected_families(t, d)));
+      CHECK(softmax_unsupported(dense(1, block_row_max_n(t) + 1, t), d).has_value());
       continue;
     }
-    // cluster_tile (fp32): its first N, its longest default row and one past it (cluster_row);
-    // cluster_row: its first N (16-bit), its longest default row and one past it (split).
-    const std::int64_t m16 = (d.sm_count + kMaxClusterSize - 1) / kMaxClusterSize;
-    const std::int64_t m8 = (d.sm_count + kClusterRowDefaultMax - 1) / kClusterRowDefaultMax;
-    shapes.push_back(dense(200, block_max + 1, t));  // block_hybrid's first N
-    // block_hybrid's longest row (a whole number of vectors), one past it, and the first N on one
-    // row too few (a cluster family).
-    const std::int64_t hybrid_max = block_hybrid_max_n(t, d);
-    shapes.push_back(dense(d.sm_count, hybrid_max, t));
-    shapes.push_back(dense(d.sm_count, hybrid_max + 1, t));
-    shapes.push_back(dense(d.sm_count - 1, block_max + 1, t));
-    if (const std::int64_t tile_max_n = cluster_tile_max_n(t); tile_max_n > 0) {
-      shapes.push_back(dense(m16 * 4, tile_max_n, t));
-      shapes.push_back(dense(m16 * 4, tile_max_n + 1, t));
-    }
-    const std::int64_t cluster_max_n = cluster_row_max_n(t);
-    shapes.push_back(dense(m8, cluster_max_n, t));
-    shapes.push_back(dense(m8, cluster_max_n + 1, t));
-    // Rows per wave: 256 KB rows take a cluster of C only with M x C >= SMs.
-    const std::int64_t n256k = 256 * 1024 / dtype_bytes(t);
-    const std::int64_t C = plan_cluster(plan_softmax(dense(1024, n256k, t), d));
-    const std::int64_t mC = (d.sm_count + C - 1) / C;
-    shapes.push_back(dense(mC, n256k, t));
-    shapes.push_back(dense(mC - 1, n256k, t));
-    // split_row: the first row too long for the card's shared memory (two reads), few rows.
-    shapes.push_back(dense(1, first_two_read_n(t, d), t));
-    shapes.push_back(dense(3, 300007, t));
-
-    for (const Problem& p : shapes) {
+    for (const Problem& p : test::hopper_edge_shapes(t, d)) {
       hit.insert(plan_softmax(p, d).family());
       check_case(p, p.M >= 8 ? InputKind::mixed : InputKind::outliers, next_seed());
     }
-    INFO("dtype " << to_string(t));
     // Every family the dispatch picks for this dtype was exercised (cluster_tile: fp32 only).
-    CHECK(hit.size() == (t == DType::f32 ? 6u : 5u));
+    CHECK(test::family_names(hit) == test::family_names(test::expected_families(t, d)));
   }
 }
 

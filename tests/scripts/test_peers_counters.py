@@ -61,6 +61,44 @@ class FailSoft(unittest.TestCase):
         self.assertEqual(c["dram__bytes_write.sum"], 512.0)         # writes kept whole
         self.assertEqual(c["dram_bytes"], 910.0 + 512.0)
 
+    def test_one_child_for_every_record_ranges_taken_in_order(self):
+        recs = [{"kernel": "torch.softmax", "dtype": "fp32", "M": 4, "N": 8, "ld_x": 8, "status": "ok"},
+                {"kernel": "triton.fused", "status": "skipped"},
+                {"kernel": "triton.fused", "dtype": "bf16", "M": 2, "N": 9, "ld_x": 9, "status": "ok"}]
+        second = CSV.replace('"1,100","500"', '"7","7"').replace('"1000","512"', '"2000","640"')
+        second = second.replace('"90","3"', '"40","1"').replace('"0","1",', '"4","1",')
+        children = []
+
+        def fake_run(cmd, **kw):
+            children.append(pathlib.Path(cmd[-1]).read_text().split())
+            log = cmd[cmd.index("--log-file") + 1]
+            pathlib.Path(log).write_text(CSV + "\n".join(second.splitlines()[3:]) + "\n")
+            return mock.Mock(returncode=0, stdout="", stderr="")
+        with mock.patch("shutil.which", return_value="/usr/bin/ncu"), \
+                mock.patch("subprocess.run", side_effect=fake_run):
+            peers.count_peer_bytes(recs, 2026, quiet=True)
+        self.assertEqual(children, [["torch.softmax,fp32,4,8,8,2026", "triton.fused,bf16,2,9,9,2026"]])
+        self.assertEqual(recs[0]["counters"]["dram_bytes"], 910.0 + 512.0)
+        self.assertEqual(recs[2]["counters"]["dram__bytes_read.sum"], 2000.0 - 40.0)
+        self.assertEqual(recs[2]["counters"]["dram__bytes_write.sum"], 640.0)
+        self.assertNotIn("counters", recs[1])
+
+    def test_a_range_missing_fails_every_record_soft(self):
+        recs = [{"kernel": "torch.softmax", "dtype": "fp32", "M": 4, "N": 8, "ld_x": 8, "status": "ok",
+                 "time": {"median_s": 1e-5}},
+                {"kernel": "torch.softmax", "dtype": "fp32", "M": 4, "N": 16, "ld_x": 16, "status": "ok"}]
+
+        def fake_run(cmd, **kw):
+            pathlib.Path(cmd[cmd.index("--log-file") + 1]).write_text(CSV)  # 4 ranges, not 8
+            return mock.Mock(returncode=0, stdout="", stderr="")
+        with mock.patch("shutil.which", return_value="/usr/bin/ncu"), \
+                mock.patch("subprocess.run", side_effect=fake_run):
+            peers.count_peer_bytes(recs, 2026, quiet=True)
+        for r in recs:
+            self.assertNotIn("counters", r)
+            self.assertIn("4 ranges for 2 records", r["counters_reason"])
+        self.assertEqual(recs[0]["time"], {"median_s": 1e-5})
+
 
 if __name__ == "__main__":
     unittest.main()
