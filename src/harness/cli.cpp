@@ -180,13 +180,6 @@ std::string num(double v, const char* spec) {
   return fmt::format(fmt::runtime(spec), v);
 }
 
-DeviceLimits model_limits(const Ceilings& c) {
-  DeviceLimits limits;  // the H200's, with the size facts of the ceilings used
-  limits.sm_count = c.sm_count;
-  limits.l2_bytes = static_cast<std::size_t>(c.l2_bytes);
-  return limits;
-}
-
 // One registry kernel at one shape on a device with these limits: whether it applies, and its
 // model point.
 ModelRow model_row(const KernelInfo& k, const Problem& p, const Ceilings& c,
@@ -380,11 +373,10 @@ struct ModelArgs {
   bool print_only = false, force = false;
 };
 
-// `model` has no device: the shapes are held against a stated memory (assumed_memory(); the seam
-// for a device profile), as `run` holds them against the card: a shape that does not fit is left
-// out, one of a sweep.elements budget scaled down, each with a line on stderr.
-SweepConfig fitted_to_assumed_memory(SweepConfig cfg) {
-  const MemoryBudget m = assumed_memory();
+// `model` has no device: the shapes are held against the memory of the card it describes
+// (assumed_memory), as `run` holds them against the card: a shape that does not fit is left out,
+// one of a sweep.elements budget scaled down, each with a line on stderr.
+SweepConfig fitted_to_memory(SweepConfig cfg, const MemoryBudget& m) {
   const std::vector<PlannedShape> plan = plan_shapes(cfg.problems, cfg.shrinkable, m);
   cfg.problems.clear();
   cfg.shrinkable.clear();
@@ -407,10 +399,17 @@ SweepConfig fitted_to_assumed_memory(SweepConfig cfg) {
 }
 
 int cmd_model(const ModelArgs& a) {
-  const SweepConfig cfg = fitted_to_assumed_memory(load_config(a.config));
+  SweepConfig cfg = load_config(a.config);
+  // The card the model describes: --device-profile's (its limits, its datasheet ceilings), else
+  // the run's whose measured ceilings --ceilings names (the limits it recorded), else the default
+  // profile's limits with the H200's datasheet ceilings.
   Ceilings c = datasheet_h200();
+  const DeviceProfile* fallback = find_device_profile(kModelDefaultProfile);
+  DeviceLimits limits = fallback->limits;
+  std::string card = std::string(fallback->description);
   if (!a.ceilings.empty()) {
-    c = read_results_or_bad_input(a.ceilings, "--ceilings").ceilings;
+    const RunResults run = read_results_or_bad_input(a.ceilings, "--ceilings");
+    c = run.ceilings;
     try {
       check_ceilings(c);
     } catch (const std::invalid_argument& e) {
@@ -418,21 +417,23 @@ int cmd_model(const ModelArgs& a) {
                                  "holds measured ones; a peers file holds none)",
                                  a.ceilings, e.what()));
     }
+    limits = run_device_limits(run, kModelDefaultProfile);
+    card = c.device.empty() ? a.ceilings : c.device;
   }
-  // --device-profile: the model of a card that is not here (its limits, its datasheet ceilings).
-  DeviceLimits limits = model_limits(c);
   if (!a.device_profile.empty()) {
     const DeviceProfile* d = find_device_profile(a.device_profile);
     if (!d)
       throw BadInput(fmt::format("--device-profile: unknown profile '{}' (one of: {})",
                                  a.device_profile, device_profile_names()));
     limits = d->limits;
-    c.device = std::string(d->description);
+    card = std::string(d->description);
+    c.device = card;
     c.dram_GBps = c.peak_dram_GBps = d->limits.dram_GBps;
     c.fp32_GFLOPs = d->fp32_GFLOPs;
-    c.l2_bytes = static_cast<std::int64_t>(d->limits.l2_bytes);
-    c.sm_count = d->limits.sm_count;
   }
+  c.l2_bytes = static_cast<std::int64_t>(limits.l2_bytes);
+  c.sm_count = limits.sm_count;
+  cfg = fitted_to_memory(std::move(cfg), assumed_memory(limits, card));
   if (!a.out.empty())
     check_out_dir(a.out, a.force,
                   "give a new or empty directory, or --force to replace model.json and model.md in it");

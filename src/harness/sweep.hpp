@@ -52,6 +52,13 @@ int merge_peers(RunResults& run, const std::vector<Record>& peers);
 // model, predicted with the run's ceilings, and its model_GBps again. Returns how many changed.
 int remodel_records(RunResults& run);
 
+// The DeviceLimits a saved run was measured with, from its results.json `device`: the card's own
+// fields (SMs, L2, memory, shared memory, registers, capability, clusters) and, where the run
+// recorded them, its dispatch_limits (a run restricted to a profile or an 80-virtual build).
+// Fields an older run did not record come from the device profile its card's name matches
+// ("NVIDIA H100 80GB HBM3": h100), else from `fallback_profile`'s.
+DeviceLimits run_device_limits(const RunResults& run, std::string_view fallback_profile);
+
 // parent/<name>-<UTC timestamp>, with -2, -3 ... appended if that exists already. Not created.
 std::filesystem::path fresh_run_dir(const std::filesystem::path& parent, const std::string& name);
 

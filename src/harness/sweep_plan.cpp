@@ -17,10 +17,6 @@ constexpr std::int64_t kEvictorL2Multiple = 4;   // harness/counters.hpp's L2Evi
 constexpr std::int64_t kIntermediateBytes = 4;   // the unfused pipeline keeps exp(x - max) in fp32
 constexpr std::int64_t kNoFit = std::numeric_limits<std::int64_t>::max();
 
-// The assumption `model` plans against without a device profile: the H200's memory and L2.
-constexpr std::int64_t kAssumedMemoryBytes = 141'000'000'000;
-constexpr std::int64_t kAssumedL2Bytes = 62914560;
-
 std::int64_t mul(std::int64_t a, std::int64_t b) {
   std::int64_t r = 0;
   return __builtin_mul_overflow(a, b, &r) ? kNoFit : r;
@@ -37,12 +33,12 @@ std::string gb_text(std::int64_t bytes) {
 
 }  // namespace
 
-MemoryBudget assumed_memory() {
+MemoryBudget assumed_memory(const DeviceLimits& d, std::string_view card) {
   MemoryBudget m;
-  m.free_bytes = kAssumedMemoryBytes;
-  m.total_bytes = kAssumedMemoryBytes;
-  m.l2_bytes = kAssumedL2Bytes;
-  m.source = "assumed: the H200's 141 GB and 60 MiB L2 (no device asked)";
+  m.free_bytes = m.total_bytes = static_cast<std::int64_t>(d.global_bytes);
+  m.l2_bytes = static_cast<std::int64_t>(d.l2_bytes);
+  m.source = fmt::format("assumed: {}'s {} and {:.0f} MiB L2 (no device asked)", card,
+                         gb_text(m.total_bytes), static_cast<double>(m.l2_bytes) / (1 << 20));
   return m;
 }
 

@@ -8,11 +8,13 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "core/problem.hpp"
+#include "kernels/registry.hpp"
 
 namespace smr {
 
@@ -24,9 +26,10 @@ struct MemoryBudget {
   std::string source;            // "the device at hand (NAME)", or what is assumed and why
 };
 
-// The memory the sweep assumes when no device is asked (`softmax-bench model`): the H200's 141 GB
-// and 60 MiB L2, stated in what `model` prints. A device profile (--device-profile) replaces it.
-MemoryBudget assumed_memory();
+// The memory the sweep assumes when no device is asked (`softmax-bench model`): that of the card
+// the model describes (a device profile's, or the run's whose ceilings it uses), all of it free,
+// stated in what `model` prints.
+MemoryBudget assumed_memory(const DeviceLimits& d, std::string_view card);
 
 // The bytes a shape needs on the device: x and y with their row strides, and the unfused
 // pipeline's M x N fp32 intermediate. INT64_MAX when that overflows.

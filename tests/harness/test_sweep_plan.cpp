@@ -6,6 +6,7 @@
 #include "catch.hpp"
 #include "harness/config.hpp"
 #include "harness/sweep_plan.hpp"
+#include "kernels/device_profiles.hpp"
 
 using namespace smr;
 
@@ -100,10 +101,12 @@ TEST_CASE("configs too large for any card load; the plan skips their shapes", "[
                            "row_pad_too_big.yaml"}) {
     INFO(name);
     const SweepConfig cfg = load_config_file(kTooBig / name);
-    const auto plan = plan_shapes(cfg.problems, cfg.shrinkable, assumed_memory());
+    const DeviceProfile* h200 = find_device_profile("h200");
+    REQUIRE(h200 != nullptr);
+    const auto plan = plan_shapes(cfg.problems, cfg.shrinkable, assumed_memory(h200->limits, "h200"));
     REQUIRE_FALSE(plan.empty());
     CHECK(plan.back().skipped());
-    CHECK(plan.back().skip_reason.find("the device has 141.00 GB free") != std::string::npos);
+    CHECK(plan.back().skip_reason.find("the device has 150.11 GB free") != std::string::npos);
     if (std::string(name) == "too_big.json") CHECK_FALSE(plan.front().skipped());  // 4096 x 4096
   }
 }
