@@ -14,6 +14,7 @@ whose text between the two comments this script owns (the comments are invisible
 Markdown). SOURCE names a committed document:
 
     lab-02-unfused          results/h200/lab-02-unfused/results.json   (softmax-bench run, on the H200)
+    h100:lab-06-fast        results/h100/lab-06-fast/results.json      (the same on another card)
     model:lab-01-roofline   results/model/lab-01-roofline/model.json   (softmax-bench model, no GPU)
 
 SUBJECT picks what in it:
@@ -74,14 +75,19 @@ class Source:
 
     def __init__(self, name, results_dir, model_dir):
         self.name = name
-        if name.startswith("model:"):
-            self.kind, stem = "model", name[len("model:"):]
+        card, _, stem = name.rpartition(":")
+        if card == "model":
+            self.kind = "model"
             self.path = model_dir / stem / "model.json"
+        elif card == "" or re.fullmatch(r"[a-z][a-z0-9]*", card):
+            # CARD:lab-NN-name: the run of that card's folder beside the default one (h100:...).
+            self.kind = "run"
+            self.path = (results_dir.parent / card if card else results_dir) / stem / "results.json"
         else:
-            self.kind, stem = "run", name
-            self.path = results_dir / stem / "results.json"
+            stem = ""
         if not re.fullmatch(r"lab-[0-9]{2}-[a-z0-9-]+", stem):
-            raise SpanError(f"source '{name}': expected lab-NN-name or model:lab-NN-name")
+            raise SpanError(f"source '{name}': expected lab-NN-name, CARD:lab-NN-name or "
+                            "model:lab-NN-name")
         self._doc = None
 
     def pending(self):

@@ -129,6 +129,22 @@ class LabNumbers(unittest.TestCase):
                 self.assertEqual(rc, 2)
                 self.assertIn("page.md:2", out)
 
+    def test_a_card_prefix_reads_the_run_of_that_cards_folder(self):
+        other = json.loads(json.dumps(RESULTS))
+        other["ceilings"]["dram_GBps"] = 3040.0
+        card_dir = self.results.parent / "h100" / "lab-09-test"
+        card_dir.mkdir(parents=True)
+        (card_dir / "results.json").write_text(json.dumps(other))
+        text = self.span("lab-09-test/ceilings/dram_GBps") + " " + self.span("h100:lab-09-test/ceilings/dram_GBps")
+        rc, page, _ = self.run_script(text)
+        self.assertEqual(rc, 0)
+        values = [s.split("-->")[1] for s in page.split("<!-- /num -->")[:-1]]
+        self.assertEqual(values[1], "3040")
+        self.assertNotEqual(values[0], values[1])
+        rc, _, out = self.run_script("x\n" + self.span("H1 00:lab-09-test/ceilings/dram_GBps"))
+        self.assertEqual(rc, 2)
+        self.assertIn("page.md:2", out)
+
     def test_an_unclosed_span_is_an_error(self):
         rc, _, out = self.run_script("<!-- num:lab-09-test/ceilings/ridge -->13.9")
         self.assertEqual(rc, 2)
