@@ -5,6 +5,11 @@ files -- the table of docs/performance.md's "The dispatch" section, never typed 
     scripts/plan-table.py RESULTS.json [RESULTS.json ...]              print the table
     scripts/plan-table.py RESULTS.json [...] --into docs/performance.md  replace the table between
                                                                         the plan-table markers
+    scripts/plan-table.py ... --into FILE --name h100    the table between the markers of that name
+                                                          (<!-- plan-table:h100:begin ... -->)
+    scripts/plan-table.py A.json --plans-only > a; scripts/plan-table.py B.json --plans-only > b;
+    diff a b                                             whether two runs ran the same plans (no
+                                                          header line, no % columns)
 
 For every shape (M, N) any of the files has a `softmax` record for, one row: the plan of each dtype
 in short form (read from the record's `extra.plan`, the dispatch's own words) and its % of the
@@ -17,6 +22,14 @@ import sys
 
 BEGIN = "<!-- plan-table:begin (scripts/plan-table.py; do not edit) -->"
 END = "<!-- plan-table:end -->"
+
+
+def markers(name):
+    """The begin and end markers of the table called name ('' for the unnamed one)."""
+    if not name:
+        return BEGIN, END
+    return (f"<!-- plan-table:{name}:begin (scripts/plan-table.py --name {name}; do not edit) -->",
+            f"<!-- plan-table:{name}:end -->")
 
 
 # Families whose short form is a format filled from the dispatch's sentence, one pattern a field.
@@ -82,7 +95,12 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("results", nargs="+")
     ap.add_argument("--into", help="a Markdown file whose plan-table markers get the table")
+    ap.add_argument("--name", default="", help="with --into: the markers of this name")
+    ap.add_argument("--plans-only", action="store_true",
+                    help="the plans alone, no source line and no %% columns: for diffing two runs")
     a = ap.parse_args()
+    if a.name and not re.fullmatch(r"[a-z0-9-]+", a.name):
+        sys.exit(f"plan-table.py: --name {a.name}: expected lower-case letters, digits and '-'")
     rows = {}  # (M, N) -> dtype -> record
     order = []
     sources = []
@@ -112,13 +130,18 @@ def main():
         pct = r.get("pct_of_copy")
         return short(plan if isinstance(plan, str) else ""), (f"{pct:.1f}%" if pct is not None else "-")
 
-    lines = ["Generated from " + ", ".join(f"`{s}`" for s in sources) + " by `scripts/plan-table.py`.", ""]
-    head = "| N | M |" + "".join(f" {d} plan | {d} |" for d in dtypes)
-    lines += [head, "|---:|---:|" + "---|---:|" * len(dtypes)]
+    if a.plans_only:
+        lines = ["| N | M |" + "".join(f" {d} plan |" for d in dtypes),
+                 "|---:|---:|" + "---|" * len(dtypes)]
+    else:
+        lines = ["Generated from " + ", ".join(f"`{s}`" for s in sources) + " by `scripts/plan-table.py`.", ""]
+        lines += ["| N | M |" + "".join(f" {d} plan | {d} |" for d in dtypes),
+                  "|---:|---:|" + "---|---:|" * len(dtypes)]
     for (m, n) in order:
         cells = []
         for d in dtypes:
-            cells += list(cell(rows[(m, n)].get(d)))
+            plan, pct = cell(rows[(m, n)].get(d))
+            cells += [plan] if a.plans_only else [plan, pct]
         lines.append(f"| {n} | {m} | " + " | ".join(cells) + " |")
     table = "\n".join(lines)
     if not a.into:
@@ -126,12 +149,13 @@ def main():
         return
     with open(a.into) as f:
         text = f.read()
-    if BEGIN not in text or END not in text:
-        sys.exit(f"plan-table.py: {a.into}: no plan-table markers ({BEGIN} ... {END})")
-    head, rest = text.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
+    begin, end = markers(a.name)
+    if begin not in text or end not in text:
+        sys.exit(f"plan-table.py: {a.into}: no plan-table markers ({begin} ... {end})")
+    head, rest = text.split(begin, 1)
+    _, tail = rest.split(end, 1)
     with open(a.into, "w") as f:
-        f.write(head + BEGIN + "\n" + table + "\n" + END + tail)
+        f.write(head + begin + "\n" + table + "\n" + end + tail)
 
 
 if __name__ == "__main__":

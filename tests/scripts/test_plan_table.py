@@ -172,6 +172,31 @@ class Table(unittest.TestCase):
             self.assertNotIn("old table", text)
             self.assertIn("block_row T=128 K=4", text)
 
+    def test_named_markers_leave_the_other_table_alone(self):
+        with tempfile.TemporaryDirectory() as d:
+            res, md = pathlib.Path(d) / "r.json", pathlib.Path(d) / "notes.md"
+            res.write_text(json.dumps(doc([record("fp32", 65536, 2048, BLOCK)])))
+            b, e = plan_table.markers("h100")
+            md.write_text(f"{plan_table.BEGIN}\nfirst\n{plan_table.END}\n{b}\nsecond\n{e}\n")
+            out = self.run_script(str(res), "--into", str(md), "--name", "h100")
+            self.assertEqual(out.returncode, 0, out.stderr)
+            text = md.read_text()
+            self.assertIn("first", text)
+            self.assertNotIn("second", text)
+            self.assertIn(b + "\nGenerated from", text)
+            bad = self.run_script(str(res), "--into", str(md), "--name", "H 100")
+            self.assertNotEqual(bad.returncode, 0)
+
+    def test_plans_only_for_a_diff_of_two_runs(self):
+        with tempfile.TemporaryDirectory() as d:
+            a, b = pathlib.Path(d) / "a.json", pathlib.Path(d) / "b.json"
+            a.write_text(json.dumps(doc([record("fp32", 65536, 2048, BLOCK, pct=97.2)])))
+            b.write_text(json.dumps(doc([record("fp32", 65536, 2048, BLOCK, pct=95.0)])))
+            outs = [self.run_script(str(f), "--plans-only").stdout for f in (a, b)]
+            self.assertEqual(outs[0], outs[1])  # the same plans; the % differ
+            self.assertEqual(outs[0].splitlines(), ["| N | M | fp32 plan |", "|---:|---:|---|",
+                                                    "| 2048 | 65536 | block_row T=128 K=4 |"])
+
     def test_bad_input(self):
         with tempfile.TemporaryDirectory() as d:
             other, md = pathlib.Path(d) / "x.json", pathlib.Path(d) / "notes.md"
