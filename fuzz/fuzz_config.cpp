@@ -19,7 +19,7 @@
 
 namespace {
 
-// The registry's names (src/kernels/registry.cu), given here because this build has no CUDA
+// The registry's names (src/kernels/registry.cpp), given here because this build has no CUDA
 // code; which names they are does not matter to the parser, only that some are valid.
 const smr::KernelNames& kernel_names() {
   static const smr::KernelNames names{

@@ -1,6 +1,6 @@
-// main() for every test executable. Executables that need a GPU are built with
-// SMR_TESTS_NEED_GPU: without a CUDA device they print why and exit with kSkipReturnCode,
-// which ctest reports as "Skipped" -- never as passed.
+// main() for every test executable, compiled once. An executable that needs a GPU links
+// need_gpu.cpp's object built with SMR_TESTS_NEED_GPU=1: without a CUDA device it prints why and
+// exits with kSkipReturnCode, which ctest reports as "Skipped" -- never as passed.
 #if SMR_CATCH_MAJOR >= 3
 #include <catch2/catch_session.hpp>
 #else
@@ -14,11 +14,9 @@
 
 #include "catch.hpp"
 
-#ifndef SMR_TESTS_NEED_GPU
-#define SMR_TESTS_NEED_GPU 0
-#endif
-
 namespace smr::test {
+extern const bool kTestsNeedGpu;  // need_gpu.cpp, one object per kind of executable
+
 bool gpu_available() {
   int count = 0;
   return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
@@ -26,7 +24,7 @@ bool gpu_available() {
 }  // namespace smr::test
 
 int main(int argc, char* argv[]) {
-  if (SMR_TESTS_NEED_GPU && !smr::test::gpu_available()) {
+  if (smr::test::kTestsNeedGpu && !smr::test::gpu_available()) {
     std::printf("SKIPPED: no CUDA device on this machine; these GPU tests run on a GPU machine\n");
     return smr::test::kSkipReturnCode;
   }

@@ -1,6 +1,6 @@
-// Each kernel file of the table defines exactly one of these; registry.cu lists them in `list`
+// Each kernel file of the table defines exactly one of these; registry.cpp lists them in `list`
 // order. A production design: write its file, declare its entry here, add it to the table in
-// registry.cu. A lab kernel (src/kernels/lab/) registers itself instead: SMR_REGISTER_KERNEL,
+// registry.cpp. A lab kernel (src/kernels/lab/) registers itself instead: SMR_REGISTER_KERNEL,
 // registry.hpp.
 #pragma once
 

@@ -28,7 +28,7 @@ enum class Role {
 std::string_view to_string(Role r);
 
 // What the device offers; preconditions and the production dispatch are checked against it. The
-// harness reads every field from the device at hand (harness/device.cu, DeviceInfo::limits());
+// harness reads every field from the device at hand (harness/device.cpp, DeviceInfo::limits());
 // device_profiles.hpp holds named presets for cards that are not there. The defaults are one
 // such card's (the H200's), so that a test without a GPU has a complete device to ask about.
 struct DeviceLimits {
