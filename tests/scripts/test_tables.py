@@ -70,5 +70,27 @@ class NoiseAndClockMarks(unittest.TestCase):
         self.assertNotIn("noise target", text)
 
 
+class Cards(unittest.TestCase):
+    def test_one_row_a_run_short_and_long_rows_apart_refusals_counted(self):
+        d = doc([rec("softmax", 1024, 1.0, 99.0), rec("softmax", 32768, 1.0, 97.5),
+                 rec("softmax", 65536, 0, 0, "skipped"), rec("fused", 1024, 1.0, 50.0)])
+        d["device"] = {"name": "NVIDIA H100 80GB HBM3", "compute_capability": "9.0",
+                       "dispatch_limits": {"compute_capability": "8.0", "restricted_to_profile": "a100"}}
+        line = tables.card_row(d, "results/h100/x/results.json")
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        self.assertEqual(cells[0], "NVIDIA H100 80GB HBM3")
+        self.assertEqual(cells[1], "sm_80, the `a100` profile")
+        self.assertEqual(cells[3], "4000")
+        self.assertEqual(cells[4], "97.5-99.0%")      # `fused` is not the production kernel
+        self.assertEqual(cells[5], "- (1 skipped)")  # a refusal is counted, never a number
+
+    def test_a_run_without_dispatch_limits_is_the_cards_own(self):
+        d = doc([rec("softmax", 131072, 1.0, 90.0)])
+        d["device"] = {"name": "NVIDIA H200", "compute_capability": "9.0"}
+        cells = [c.strip() for c in tables.card_row(d, "r.json").strip("|").split("|")]
+        self.assertEqual(cells[1], "sm_90, the card's own limits")
+        self.assertEqual(cells[4:], ["-", "90.0%"])
+
+
 if __name__ == "__main__":
     unittest.main()
