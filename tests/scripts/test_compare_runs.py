@@ -35,6 +35,20 @@ class CompareRuns(unittest.TestCase):
         self.assertEqual(verdicts[("fused", SMALL[1])], "not judged")  # +100%, but small
         self.assertEqual(failing, 1)
 
+    def test_pct_of_copy_in_points_one_kernel(self):
+        a = doc({("softmax", *BIG): 1e-3, ("fused", *BIG): 1e-3})
+        b = doc({("softmax", *BIG): 1e-3, ("fused", *BIG): 1e-3})
+        for d, pcts in ((a, (97.0, 50.0)), (b, (98.5, 40.0))):
+            for r in d["records"]:
+                if r["status"] == "ok":
+                    r["pct_of_copy"] = pcts[0] if r["kernel"] == "softmax" else pcts[1]
+        rows, failing = compare_runs.compare(a, b, 1 << 24, 2.0, pct=True, kernel="softmax")
+        self.assertEqual(len(rows), 1)                    # fused left out
+        self.assertAlmostEqual(rows[0][-2], 1.5)          # points, not percent of A
+        self.assertEqual((rows[0][-1], failing), ("within", 0))
+        rows, failing = compare_runs.compare(a, b, 1 << 24, 2.0, pct=True)
+        self.assertEqual(failing, 1)                      # fused fell 10 points
+
     def test_exit_codes(self):
         with tempfile.TemporaryDirectory() as d:
             pa, pb, pc = (pathlib.Path(d) / f"{x}.json" for x in "abc")
