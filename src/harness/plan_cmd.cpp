@@ -84,7 +84,8 @@ CLI::App* add_plan_command(CLI::App& app, PlanArgs& a) {
   plan->add_option("shapes", a.shapes, "Shapes MxN (e.g. 4096x32768)")->required();
   plan->add_option("--dtype", a.dtypes, "Storage types, comma-separated: fp32, bf16, fp16 "
                                         "(default fp32)")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->allow_extra_args(false);  // one token, split at commas: the shapes that follow are not types
   plan->add_option("--device-profile", a.device_profile,
                    "Plan for this card instead of the GPU at hand: " + device_profile_names());
   return plan;

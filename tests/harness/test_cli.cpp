@@ -708,6 +708,11 @@ TEST_CASE("plan --device-profile shows what a card that is not here would run, a
   CHECK(contains(o.out, "1000 x 131072 bf16: not supported"));
   CHECK(contains(o.out, "need sm_90's bulk copies"));
   CHECK_FALSE(contains(o.out, "cluster_tile C="));
+  // --dtype before the shapes takes one comma-separated token, not the shapes after it.
+  o = bench("plan --dtype fp32,bf16 --device-profile a100 4096x32768 1x5", tmp.path);
+  REQUIRE(o.code == 0);
+  CHECK(contains(o.out, "4096 x 32768 bf16: block_row"));
+  CHECK(contains(o.out, "1 x 5 fp32: warp_rows"));
   // The H100: the cluster families.
   o = bench("plan 1000x131072 --device-profile h100", tmp.path);
   REQUIRE(o.code == 0);
