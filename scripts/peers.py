@@ -360,12 +360,15 @@ def null_model(note):
 # ncu counts them instead, the same way scripts/ncu-compare counts the harness's launches:
 # `ncu --clock-control none --replay-mode app-range --target-processes all` over one child
 # (`peers.py --count-many FILE`, a record per line) that, for each record in turn, runs after a
-# warm-up two cudaProfilerStart/Stop ranges, twice: range 1 the launch then an L2 eviction (a read
-# of 4x the L2, so the launch's dirty lines are written back inside the range), range 2 the
-# eviction alone. Reads = range 1 - range 2; writes = range 1 whole (the eviction writes nothing of
-# its own); the second repetition is used (the first profiled range of a process reads high). One
-# child for every record: Python, torch and ncu start once. Optional and fail-soft: without ncu,
-# or when a count fails, the records keep their times and say why in counters_reason.
+# warm-up two cudaProfilerStart/Stop ranges, twice: range 1 the launch then an L2 eviction (a sum
+# over 4x the L2, so the launch's dirty lines are written back inside the range), range 2 the
+# eviction alone. Reads and writes = range 1 - range 2: the eviction's own traffic comes out (torch
+# sums int32 into int64 through a converted copy, which it writes: 8 bytes per element of the
+# buffer), the launch's write-backs stay in. The second repetition is used (the first profiled
+# range of a process reads high). One child for every record: Python, torch and ncu start once.
+# Optional and fail-soft: without ncu, or when a count fails, the records keep their times and say
+# why in counters_reason. `--reattribute PEERS.json` recomputes a file's counts from the ranges it
+# stored (attribute() below), for files written before the eviction's writes were taken out.
 COUNTER_METRICS = [metrics.DRAM_READ, metrics.DRAM_WRITE]
 COUNT_REPEAT = 2
 RANGES_PER_RECORD = 2 * COUNT_REPEAT
@@ -486,19 +489,65 @@ def count_peer_bytes(records, seed, quiet):
         if any(v is None for v in list(work.values()) + list(evict.values())):
             rec["counters_reason"] = "ncu count failed: a metric has no value"
             continue
-        read = work[metrics.DRAM_READ] - evict[metrics.DRAM_READ]
-        write = work[metrics.DRAM_WRITE]
-        rec["counters"] = {metrics.DRAM_READ: read, metrics.DRAM_WRITE: write,
-                           "dram_bytes": read + write}
-        rec.setdefault("extra", {})["counters"] = {
-            "tool": "ncu", "replay": "app-range", "eviction_values": evict,
-            "how": "range (launch + L2 eviction) - range (eviction) for reads; writes of the first "
-                   "range whole; the second of two repetitions"}
+        attribute(rec, work, evict)
+
+
+ATTRIBUTION = ("range (launch + L2 eviction) - range (eviction alone), reads and writes; the second "
+               "of two repetitions")
+# What files written before the eviction's own writes were taken out say in extra.counters.how.
+OLD_ATTRIBUTION = ("range (launch + L2 eviction) - range (eviction) for reads; writes of the first "
+                   "range whole; the second of two repetitions")
+
+
+def attribute(rec, work, evict):
+    """The record's counters from its two ranges' counts: work (launch + eviction), evict (alone)."""
+    read = work[metrics.DRAM_READ] - evict[metrics.DRAM_READ]
+    write = work[metrics.DRAM_WRITE] - evict[metrics.DRAM_WRITE]
+    rec["counters"] = {metrics.DRAM_READ: read, metrics.DRAM_WRITE: write, "dram_bytes": read + write}
+    rec.setdefault("extra", {})["counters"] = {
+        "tool": "ncu", "replay": "app-range", "work_values": work, "eviction_values": evict,
+        "how": ATTRIBUTION}
+
+
+def reattribute(doc):
+    """Recomputes every counted record of a peers document from the ranges it stored; returns how
+    many changed. A record of the older attribution stored the eviction range and the derived
+    counts (reads net of the eviction, writes whole), from which the work range follows."""
+    changed = 0
+    for rec in doc.get("records", []):
+        c = (rec.get("extra") or {}).get("counters") or {}
+        if "counters" not in rec or "eviction_values" not in c:
+            continue
+        evict = c["eviction_values"]
+        if "work_values" in c:
+            work = c["work_values"]
+        elif c.get("how") == OLD_ATTRIBUTION:
+            work = {metrics.DRAM_READ: rec["counters"][metrics.DRAM_READ] + evict[metrics.DRAM_READ],
+                    metrics.DRAM_WRITE: rec["counters"][metrics.DRAM_WRITE]}
+        else:
+            raise ValueError(f"record {rec.get('kernel')} {rec.get('M')}x{rec.get('N')}: counters of "
+                             f"an unknown attribution ({c.get('how')!r})")
+        before = rec["counters"]
+        attribute(rec, work, evict)
+        changed += rec["counters"] != before
+    return changed
 
 
 def main():
     if len(sys.argv) == 3 and sys.argv[1] == "--count-many":
         return count_many_child(sys.argv[2])
+    if len(sys.argv) == 3 and sys.argv[1] == "--reattribute":
+        path = Path(sys.argv[2])
+        try:
+            doc = json.loads(path.read_text())
+            n = reattribute(doc)
+        except (OSError, ValueError, KeyError) as e:
+            fail(f"--reattribute {path}: {e}")
+        tmp = path.with_name(path.name + ".tmp")  # the file is replaced whole, or not at all
+        tmp.write_text(json.dumps(doc, indent=2) + "\n")
+        os.replace(tmp, path)
+        print(f"peers.py: {path}: {n} record(s) re-attributed")
+        return 0
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     repo = Path(__file__).resolve().parent.parent
     ap.add_argument("config", nargs="?", default=str(repo / "configs" / "default.yaml"))

@@ -58,8 +58,8 @@ class FailSoft(unittest.TestCase):
             peers.count_peer_bytes(recs, 2026, quiet=True)
         c = recs[0]["counters"]
         self.assertEqual(c["dram__bytes_read.sum"], 1000.0 - 90.0)  # second repetition, eviction out
-        self.assertEqual(c["dram__bytes_write.sum"], 512.0)         # writes kept whole
-        self.assertEqual(c["dram_bytes"], 910.0 + 512.0)
+        self.assertEqual(c["dram__bytes_write.sum"], 512.0 - 3.0)   # the eviction's own writes out too
+        self.assertEqual(c["dram_bytes"], 910.0 + 509.0)
 
     def test_one_child_for_every_record_ranges_taken_in_order(self):
         recs = [{"kernel": "torch.softmax", "dtype": "fp32", "M": 4, "N": 8, "ld_x": 8, "status": "ok"},
@@ -78,9 +78,9 @@ class FailSoft(unittest.TestCase):
                 mock.patch("subprocess.run", side_effect=fake_run):
             peers.count_peer_bytes(recs, 2026, quiet=True)
         self.assertEqual(children, [["torch.softmax,fp32,4,8,8,2026", "triton.fused,bf16,2,9,9,2026"]])
-        self.assertEqual(recs[0]["counters"]["dram_bytes"], 910.0 + 512.0)
+        self.assertEqual(recs[0]["counters"]["dram_bytes"], 910.0 + 509.0)
         self.assertEqual(recs[2]["counters"]["dram__bytes_read.sum"], 2000.0 - 40.0)
-        self.assertEqual(recs[2]["counters"]["dram__bytes_write.sum"], 640.0)
+        self.assertEqual(recs[2]["counters"]["dram__bytes_write.sum"], 640.0 - 1.0)
         self.assertNotIn("counters", recs[1])
 
     def test_a_range_missing_fails_every_record_soft(self):
@@ -98,6 +98,32 @@ class FailSoft(unittest.TestCase):
             self.assertNotIn("counters", r)
             self.assertIn("4 ranges for 2 records", r["counters_reason"])
         self.assertEqual(recs[0]["time"], {"median_s": 1e-5})
+
+
+
+class Reattribute(unittest.TestCase):
+    R, W = "dram__bytes_read.sum", "dram__bytes_write.sum"
+
+    def test_an_older_files_writes_lose_the_evictions_own(self):
+        # As an H100 run of the older attribution stored it: reads net, writes whole (the eviction
+        # range wrote 419.5 MB of its own: torch's int32 sum through an int64 copy).
+        rec = {"kernel": "torch.softmax", "M": 4, "N": 8, "status": "ok",
+               "counters": {self.R: 536.9e6, self.W: 956.4e6, "dram_bytes": 1493.3e6},
+               "extra": {"counters": {"eviction_values": {self.R: 629.2e6, self.W: 419.5e6},
+                                      "how": peers.OLD_ATTRIBUTION}}}
+        doc = {"records": [rec, {"kernel": "triton.fused", "status": "skipped"}]}
+        self.assertEqual(peers.reattribute(doc), 1)
+        self.assertAlmostEqual(rec["counters"][self.R], 536.9e6)
+        self.assertAlmostEqual(rec["counters"][self.W], 956.4e6 - 419.5e6)
+        self.assertEqual(rec["extra"]["counters"]["how"], peers.ATTRIBUTION)
+        self.assertEqual(peers.reattribute(doc), 0)  # idempotent: from the stored work range now
+
+    def test_an_unknown_attribution_is_refused(self):
+        doc = {"records": [{"kernel": "k", "counters": {self.R: 1, self.W: 1},
+                            "extra": {"counters": {"eviction_values": {self.R: 0, self.W: 0},
+                                                   "how": "something else"}}}]}
+        with self.assertRaises(ValueError):
+            peers.reattribute(doc)
 
 
 if __name__ == "__main__":
