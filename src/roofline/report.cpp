@@ -240,12 +240,16 @@ void write_guarantees(std::ostringstream& md, const RunResults& run) {
     md << "Noise: not recorded (the run predates the noise criterion; each record's cv is its only "
           "spread).\n\n";
   } else {
+    const std::string others =
+        converged < recorded
+            ? fmt::format(" The others stopped at the cap of {:.3g} s of samples and are marked \\* "
+                          "in the tables below; their median is less sure than the target.",
+                          max_seconds)
+            : std::string();
     md << fmt::format(
         "Noise: {} of {} timed records converged ({:.0f}%): their median's ~95% distribution-free "
-        "interval has a half-width within {:.2g}% of the median. The others stopped at the cap of "
-        "{:.3g} s of samples and are marked \\* in the tables below; their median is less sure "
-        "than the target.{}\n\n",
-        converged, recorded, 100.0 * converged / recorded, target * 100, max_seconds,
+        "interval has a half-width within {:.2g}% of the median.{}{}\n\n",
+        converged, recorded, 100.0 * converged / recorded, target * 100, others,
         recorded < timed ? fmt::format(" {} records (peers, older records) have no noise record.",
                                        timed - recorded)
                          : std::string());

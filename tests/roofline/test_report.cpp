@@ -348,10 +348,20 @@ TEST_CASE("report.md: noise and clocks per record, and what the run guarantees",
     r.time->clocks = c;
   }
   REQUIRE(marked == 2);
+  {
+    // Every recorded median converged: no sentence about the others.
+    RunResults all = run;
+    for (Record& r : all.records)
+      if (r.time && r.time->noise) r.time->noise->converged = true;
+    const std::string m = make_report_markdown(all);
+    CHECK(m.find("Noise: 2 of 2 timed records converged (100%)") != std::string::npos);
+    CHECK(m.find("The others stopped") == std::string::npos);
+  }
   mark_clock_drops(run);
   md = make_report_markdown(run);
   INFO(md);
   CHECK(md.find("Noise: 1 of 2 timed records converged (50%)") != std::string::npos);
+  CHECK(md.find("The others stopped at the cap of 0.2 s") != std::string::npos);
   CHECK(md.find("Highest SM clock seen 1980 MHz; 1 records") != std::string::npos);
   CHECK(md.find("| ±0.12% | 1980 |") != std::string::npos);
   CHECK(md.find("| ±3.10% \\* | 1700–1980 ↓ |") != std::string::npos);
