@@ -17,8 +17,12 @@ copy ceiling measured in that run. Shapes are listed in the order the files give
 """
 import argparse
 import json
+import pathlib
 import re
 import sys
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import markers as markers_file  # noqa: E402  (scripts/markers.py)
+
 
 BEGIN = "<!-- plan-table:begin (scripts/plan-table.py; do not edit) -->"
 END = "<!-- plan-table:end -->"
@@ -147,15 +151,8 @@ def main():
     if not a.into:
         print(table)
         return
-    with open(a.into) as f:
-        text = f.read()
     begin, end = markers(a.name)
-    if begin not in text or end not in text:
-        sys.exit(f"plan-table.py: {a.into}: no plan-table markers ({begin} ... {end})")
-    head, rest = text.split(begin, 1)
-    _, tail = rest.split(end, 1)
-    with open(a.into, "w") as f:
-        f.write(head + begin + "\n" + table + "\n" + end + tail)
+    markers_file.replace_between(a.into, begin, end, table, "plan-table.py", "plan-table")
 
 
 if __name__ == "__main__":

@@ -15,6 +15,9 @@ import argparse
 import json
 import pathlib
 import sys
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import markers  # noqa: E402  (scripts/markers.py)
+
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PUBLISHED = ROOT / "docs" / "published" / "quack-h100-bf16.json"
@@ -81,12 +84,7 @@ def main():
     if not a.into:
         print(text)
         return
-    doc = pathlib.Path(a.into).read_text()
-    if BEGIN not in doc or END not in doc:
-        fail(f"{a.into}: no quack-table markers ({BEGIN} ... {END})")
-    head, rest = doc.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    pathlib.Path(a.into).write_text(head + BEGIN + "\n" + text + "\n" + END + tail)
+    markers.replace_between(a.into, BEGIN, END, text, "quack-table.py", "quack-table")
 
 
 if __name__ == "__main__":
