@@ -75,19 +75,17 @@ class Source:
 
     def __init__(self, name, results_dir, model_dir):
         self.name = name
-        card, _, stem = name.rpartition(":")
-        if card == "model":
-            self.kind = "model"
-            self.path = model_dir / stem / "model.json"
-        elif card == "" or re.fullmatch(r"[a-z][a-z0-9]*", card):
-            # CARD:lab-NN-name: the run of that card's folder beside the default one (h100:...).
-            self.kind = "run"
-            self.path = (results_dir.parent / card if card else results_dir) / stem / "results.json"
-        else:
-            stem = ""
-        if not re.fullmatch(r"lab-[0-9]{2}-[a-z0-9-]+", stem):
+        prefix, _, stem = name.rpartition(":")
+        if not (re.fullmatch(r"lab-[0-9]{2}-[a-z0-9-]+", stem)
+                and (prefix == "" or re.fullmatch(r"[a-z][a-z0-9]*", prefix))):
             raise SpanError(f"source '{name}': expected lab-NN-name, CARD:lab-NN-name or "
                             "model:lab-NN-name")
+        if prefix == "model":
+            self.kind, self.path = "model", model_dir / stem / "model.json"
+        else:
+            # CARD:lab-NN-name: the run of that card's folder beside the default one (h100:...).
+            folder = results_dir.parent / prefix if prefix else results_dir
+            self.kind, self.path = "run", folder / stem / "results.json"
         self._doc = None
 
     def pending(self):

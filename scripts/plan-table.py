@@ -20,6 +20,7 @@ import json
 import pathlib
 import re
 import sys
+
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import markers as markers_file  # noqa: E402  (scripts/markers.py)
 

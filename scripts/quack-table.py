@@ -15,6 +15,7 @@ import argparse
 import json
 import pathlib
 import sys
+
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import markers  # noqa: E402  (scripts/markers.py)
 

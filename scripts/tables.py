@@ -17,10 +17,10 @@ import json
 import math
 import pathlib
 import sys
+from collections import defaultdict
+
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import markers  # noqa: E402  (scripts/markers.py)
-
-from collections import defaultdict
 
 PEERS = ["torch.softmax", "triton.fused", "cudnn"]
 ORDER = ["softmax", "fused", "online", "unfused", "cudnn", "torch.softmax", "triton.fused"]

@@ -1,8 +1,6 @@
 // Records changed after the sweep: peer records (scripts/peers.py) merged into a run against its
 // ceilings, and a saved run's records re-modelled with the registry's traffic models
 // (`softmax-bench report`) for the device the run recorded.
-#include <algorithm>
-#include <cctype>
 #include <stdexcept>
 #include <string>
 
@@ -56,16 +54,6 @@ bool parse_capability(const std::string& s, int& major, int& minor) {
   } catch (const std::exception&) {
     return false;
   }
-}
-
-// The profile whose name the card's name holds, in any case; nullptr when none does.
-const DeviceProfile* profile_named_in(const std::string& device_name) {
-  std::string lower = device_name;
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  for (const DeviceProfile& p : device_profiles())
-    if (lower.find(p.name) != std::string::npos) return &p;
-  return nullptr;
 }
 
 }  // namespace

@@ -36,7 +36,9 @@ struct DeviceProfile {
   double fp32_GFLOPs = 0;  // datasheet FP32 peak (an FMA as 2 FLOP), for the model
 };
 
-namespace detail {
+// The table's own helpers, in a namespace apart from the harness's `detail` (which has a kMiB of
+// its own: a translation unit includes both).
+namespace profile_detail {
 
 constexpr DeviceLimits profile_limits(int cc, int sms, std::size_t l2, std::size_t smem_block,
                                       std::size_t smem_sm, std::size_t global, double GBps) {
@@ -55,21 +57,21 @@ constexpr DeviceLimits profile_limits(int cc, int sms, std::size_t l2, std::size
   return d;
 }
 
-inline constexpr std::size_t kProfileMiB = 1024 * 1024;
-inline constexpr std::size_t kProfileKiB = 1024;
+inline constexpr std::size_t kMiB = 1024 * 1024;
+inline constexpr std::size_t kKiB = 1024;
 
 inline constexpr DeviceProfile kDeviceProfiles[] = {
     {"t4", "NVIDIA T4 (sm_75, 40 SMs, 4 MB L2, 64 KB shared memory per block, no clusters)",
-     profile_limits(75, 40, 4 * kProfileMiB, 64 * kProfileKiB, 64 * kProfileKiB, 16'000'000'000, 320.0),
+     profile_limits(75, 40, 4 * kMiB, 64 * kKiB, 64 * kKiB, 16'000'000'000, 320.0),
      8100.0},
     {"a100", "NVIDIA A100 40GB SXM4 (sm_80, 108 SMs, 40 MB L2, 163 KB per block, no clusters)",
-     profile_limits(80, 108, 40 * kProfileMiB, 163 * kProfileKiB, 164 * kProfileKiB, 40'000'000'000, 1555.0),
+     profile_limits(80, 108, 40 * kMiB, 163 * kKiB, 164 * kKiB, 40'000'000'000, 1555.0),
      19500.0},
     {"rtx4090", "NVIDIA GeForce RTX 4090 (sm_89, 128 SMs, 72 MB L2, 99 KB per block, no clusters)",
-     profile_limits(89, 128, 72 * kProfileMiB, 99 * kProfileKiB, 100 * kProfileKiB, 24'000'000'000, 1008.0),
+     profile_limits(89, 128, 72 * kMiB, 99 * kKiB, 100 * kKiB, 24'000'000'000, 1008.0),
      82600.0},
     {"l4", "NVIDIA L4 (sm_89, 58 SMs, 48 MB L2, 99 KB per block, no clusters)",
-     profile_limits(89, 58, 48 * kProfileMiB, 99 * kProfileKiB, 100 * kProfileKiB, 24'000'000'000, 300.0),
+     profile_limits(89, 58, 48 * kMiB, 99 * kKiB, 100 * kKiB, 24'000'000'000, 300.0),
      30300.0},
     {"h100", "NVIDIA H100 80GB HBM3 SXM (sm_90, 132 SMs, 50 MB L2, 227 KB per block, clusters)",
      profile_limits(90, 132, 52428800, 232448, 233472, 85017493504, 3352.32),
@@ -79,21 +81,38 @@ inline constexpr DeviceProfile kDeviceProfiles[] = {
      66900.0},
 };
 
-}  // namespace detail
+}  // namespace profile_detail
 
 // The card `softmax-bench model` describes when neither a profile nor a run's ceilings name one,
 // and whose limits fill in what an older saved run did not record (harness run_device_limits).
 inline constexpr std::string_view kModelDefaultProfile = "h200";
 
 // Every profile, in the order `--device-profile` lists them.
-inline std::span<const DeviceProfile> device_profiles() { return detail::kDeviceProfiles; }
+inline std::span<const DeviceProfile> device_profiles() { return profile_detail::kDeviceProfiles; }
+
+namespace profile_detail {
+// A profile's name (lower case) against text in any case.
+inline bool same_letter(char name_char, char c) {
+  return name_char == (c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c);
+}
+}  // namespace profile_detail
 
 // The profile of that name, in any case ("A100" finds "a100"); nullptr when there is none.
 inline const DeviceProfile* find_device_profile(std::string_view name) {
-  const auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
   for (const DeviceProfile& p : device_profiles())
     if (std::equal(p.name.begin(), p.name.end(), name.begin(), name.end(),
-                   [&](char a, char b) { return a == lower(b); }))
+                   profile_detail::same_letter))
+      return &p;
+  return nullptr;
+}
+
+// The profile whose name a card's name holds, in any case ("NVIDIA H100 80GB HBM3": h100);
+// nullptr when none does.
+inline const DeviceProfile* profile_named_in(std::string_view device_name) {
+  const auto letter = [](char c, char name_char) { return profile_detail::same_letter(name_char, c); };
+  for (const DeviceProfile& p : device_profiles())
+    if (std::search(device_name.begin(), device_name.end(), p.name.begin(), p.name.end(), letter) !=
+        device_name.end())
       return &p;
   return nullptr;
 }

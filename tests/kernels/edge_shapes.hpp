@@ -75,6 +75,27 @@ inline std::vector<Problem> hopper_edge_shapes(DType t, const DeviceLimits& d) {
   return shapes;
 }
 
+// Every edge shape of dtype t the device has families for: the portable ones, and the sm_90
+// families' where the device (or its profile) has them.
+inline std::vector<Problem> edge_shapes(DType t, const DeviceLimits& d) {
+  std::vector<Problem> shapes = portable_edge_shapes(t);
+  if (family_available(SoftmaxFamily::split_row, d)) {
+    const std::vector<Problem> hopper = hopper_edge_shapes(t, d);
+    shapes.insert(shapes.end(), hopper.begin(), hopper.end());
+  }
+  return shapes;
+}
+
+// The families the dispatch picks for these shapes on d. A shape no family of d runs (block_row's
+// last N on rows off 16-byte boundaries, before sm_90) counts for none.
+inline std::set<SoftmaxFamily> families_hit(const std::vector<Problem>& shapes,
+                                            const DeviceLimits& d) {
+  std::set<SoftmaxFamily> hit;
+  for (const Problem& p : shapes)
+    if (!softmax_unsupported(p, d)) hit.insert(plan_softmax(p, d).family());
+  return hit;
+}
+
 // The families the dispatch picks for dtype t on device d: cluster_tile is fp32's alone, and
 // before sm_90 (or under such a profile) only warp_rows and block_row exist.
 inline std::set<SoftmaxFamily> expected_families(DType t, const DeviceLimits& d) {

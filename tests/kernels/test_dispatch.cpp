@@ -1284,13 +1284,8 @@ TEST_CASE("dispatch by device: the GPU test's edge shapes reach every family eac
     const DeviceLimits& d = prof.limits;
     for (const DType t : kDtypes) {
       INFO("profile " << prof.name << ", " << to_string(t));
-      std::set<SoftmaxFamily> hit;
-      for (const Problem& p : test::portable_edge_shapes(t))
-        if (!softmax_unsupported(p, d)) hit.insert(plan_softmax(p, d).family());
-      if (family_available(SoftmaxFamily::split_row, d))
-        for (const Problem& p : test::hopper_edge_shapes(t, d))
-          hit.insert(plan_softmax(p, d).family());
-      CHECK(test::family_names(hit) == test::family_names(test::expected_families(t, d)));
+      CHECK(test::family_names(test::families_hit(test::edge_shapes(t, d), d)) ==
+            test::family_names(test::expected_families(t, d)));
     }
   }
 }

@@ -147,26 +147,18 @@ TEST_CASE("production softmax: each family at the dispatch's edges, fp32 / bf16 
           "[gpu][softmax]") {
   const DeviceLimits d = device_limits();
   for (const DType t : kDtypes) {
-    std::set<SoftmaxFamily> hit;
-    for (const Problem& p : test::portable_edge_shapes(t)) {
-      // (block_row's last N on rows off 16-byte boundaries is past what it holds with a window's
-      // room; on sm_90 block_hybrid takes those rows, before it check_case says they are refused.)
-      if (!softmax_unsupported(p, d)) hit.insert(plan_softmax(p, d).family());
+    const std::vector<Problem> shapes = test::edge_shapes(t, d);
+    for (const Problem& p : shapes)
       check_case(p, p.M >= 8 ? InputKind::mixed : InputKind::outliers, next_seed());
-    }
     INFO("dtype " << to_string(t));
-    if (!family_available(SoftmaxFamily::split_row, d)) {
-      // Before sm_90 (or restricted to such a profile): warp_rows and block_row, both hit.
-      CHECK(test::family_names(hit) == test::family_names(test::expected_families(t, d)));
+    // Every family the dispatch picks for this dtype was exercised (cluster_tile: fp32 only;
+    // before sm_90, or restricted to such a profile, warp_rows and block_row). block_row's last N
+    // on rows off 16-byte boundaries is past what it holds with a window's room: on sm_90
+    // block_hybrid takes those rows, before it check_case says they are refused.
+    CHECK(test::family_names(test::families_hit(shapes, d)) ==
+          test::family_names(test::expected_families(t, d)));
+    if (!family_available(SoftmaxFamily::split_row, d))
       CHECK(softmax_unsupported(dense(1, block_row_max_n(t) + 1, t), d).has_value());
-      continue;
-    }
-    for (const Problem& p : test::hopper_edge_shapes(t, d)) {
-      hit.insert(plan_softmax(p, d).family());
-      check_case(p, p.M >= 8 ? InputKind::mixed : InputKind::outliers, next_seed());
-    }
-    // Every family the dispatch picks for this dtype was exercised (cluster_tile: fp32 only).
-    CHECK(test::family_names(hit) == test::family_names(test::expected_families(t, d)));
   }
 }
 
