@@ -125,6 +125,24 @@ void check_invariants(const SoftmaxPlan& s, const Problem& p, const DeviceLimits
   switch (s.family()) {
     case SoftmaxFamily::warp_rows: {
       const auto& f = warp_rows_of(s);
+      CHECK(s.traffic == TrafficModel::fused);
+      if (f.staged_rows > 0) {
+        // Staged: a span of 32 lanes x kWarpRowsStagedVecs vectors holds R rows from the first
+        // one's window whatever its offset, R + 1 would not; G x R <= 32 lanes unless G = 1.
+        const std::int64_t span = std::int64_t{32} * kWarpRowsStagedVecs * V;
+        const std::int64_t ld = std::min(p.ld_x, span);
+        CHECK(f.vecs == kWarpRowsStagedVecs);
+        CHECK(f.capacity == span);
+        CHECK(f.two_pass);
+        CHECK(f.grid == 0);
+        CHECK((f.lanes_per_row & (f.lanes_per_row - 1)) == 0);
+        CHECK(f.lanes_per_row <= 32);
+        CHECK((f.lanes_per_row == 1 || f.lanes_per_row * f.staged_rows <= 32));
+        CHECK((f.lanes_per_row == 32 || 2 * f.lanes_per_row * f.staged_rows > 32));
+        CHECK(V - 1 + (f.staged_rows - 1) * ld + p.N <= span);
+        CHECK(V - 1 + f.staged_rows * ld + p.N > span);
+        break;
+      }
       const auto tiles = warp_rows_tiles(p.dtype);
       CHECK(std::any_of(tiles.begin(), tiles.end(), [&](TileShape t) {
         return t.threads_or_lanes == f.lanes_per_row && t.vecs == f.vecs;
@@ -136,7 +154,6 @@ void check_invariants(const SoftmaxPlan& s, const Problem& p, const DeviceLimits
             std::int64_t{kWarpRowsThreads / 32} * (32 / f.lanes_per_row);
         CHECK(f.grid == (p.M + rows_per_block - 1) / rows_per_block);
       }
-      CHECK(s.traffic == TrafficModel::fused);
       break;
     }
     case SoftmaxFamily::block_row: {
@@ -318,10 +335,16 @@ TEST_CASE("dispatch: each family takes the rows it is built for, edge N - 1 / N 
       CHECK(plan_softmax(dense(kH200.sm_count - 1, block_max, t), kH200).family() ==
             SoftmaxFamily::block_row);
     }
-    // A row of stride N - 1 (not whole vectors) needs V - 1 elements of room for its window: the
-    // largest tile holds N - V + 1 of them, not N - 1.
-    CHECK(plan_softmax(dense(M, warp_max - V + 1, t), kH200).family() == SoftmaxFamily::warp_rows);
-    CHECK(plan_softmax(dense(M, warp_max - 1, t), kH200).family() == SoftmaxFamily::block_row);
+    // Rows off 16-byte boundaries up to warp_rows' N are staged (no window's room needed); past
+    // it, a row of stride N - 1 needs V - 1 elements of room for its window: block_row's largest
+    // tile holds N - V + 1 of them, not N - 1.
+    for (const std::int64_t n : {std::int64_t{1}, V + 1, warp_max - V + 1, warp_max - 1}) {
+      const SoftmaxPlan staged = plan_softmax(dense(M, n, t), kH200);
+      CHECK(staged.family() == SoftmaxFamily::warp_rows);
+      CHECK(warp_rows_of(staged).staged_rows > 0);
+    }
+    CHECK(warp_rows_of(plan_softmax(dense(M, warp_max, t), kH200)).staged_rows == 0);
+    CHECK(plan_softmax(dense(M, warp_max + 1, t), kH200).family() == SoftmaxFamily::block_row);
     const std::int64_t few_rows = kH200.sm_count - 1;  // block_row's whole range for every dtype
     CHECK(plan_softmax(dense(few_rows, block_max - V + 1, t), kH200).family() == SoftmaxFamily::block_row);
     CHECK(plan_softmax(dense(few_rows, block_max - 1, t), kH200).family() != SoftmaxFamily::block_row);
@@ -438,11 +461,13 @@ TEST_CASE("dispatch: register tiles are the smallest that hold the row (fp32 blo
       for (TileShape s : tiles) caps.push_back(std::int64_t{s.threads_or_lanes} * s.vecs * V);
       for (const std::int64_t cap : caps) {
         for (const std::int64_t n : {cap - V, cap - 1, cap, cap + 1}) {
-          // Strides of whole vectors, and ld = N: those rows need room for their windows.
+          // Strides of whole vectors, and ld = N: those rows need room for their windows (past
+          // warp_rows: there rows off 16-byte boundaries are staged, warp_rows_staged_plan).
           // (Fewer rows than SMs: 16-bit rows past 16384 on more would take block_hybrid.)
           for (const Problem& p : {padded(100, n, t), dense(100, n, t)}) {
             const std::int64_t need = n + head_room(p);
             if (n < lo || need > hi) continue;
+            if (family == SoftmaxFamily::warp_rows && head_room(p) > 0) continue;
             const SoftmaxPlan s = plan_softmax(p, kH200);
             INFO("N = " << n << ", ld = " << p.ld_x << ": " << summary(s));
             REQUIRE(s.family() == family);
@@ -1149,7 +1174,7 @@ TEST_CASE("dispatch: warp_rows' reduction, two-pass for 16-bit rows, pairs merge
   for (const DType t : kDtypes)
     for (const std::int64_t n : {1, 32, 100, 128, 512, 1000}) {
       const Problem p = dense(4096, n, t);
-      if (p.N > warp_rows_max_n(t)) continue;
+      if (p.N > warp_rows_max_n(t) || head_room(p) > 0) continue;  // (rows off boundaries: staged)
       const SoftmaxPlan s = plan_softmax(p, kH200);
       INFO(to_string(t) << " N = " << n << ": " << summary(s));
       REQUIRE(s.family() == SoftmaxFamily::warp_rows);

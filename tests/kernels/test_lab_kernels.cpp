@@ -178,6 +178,12 @@ TEST_CASE("a small shape set for compute-sanitizer, every kernel",
       {dense(1, 1), {}, InputKind::normal},
       {dense(9, 33), {}, InputKind::mixed},
       {dense(8, 1000), {}, InputKind::mixed},
+      // warp_rows' staged rows (rows off 16-byte boundaries): dense odd rows, 32 a warp over
+      // several warps; padded rows off boundaries, y stored as vectors (x and y one element off)
+      // and element by element (y's stride not x's).
+      {dense(700, 31), {}, InputKind::mixed},
+      {Problem{50, 100, 101, 101, DType::f32}, {1, 1}, InputKind::mixed},
+      {Problem{40, 127, 130, 131, DType::f32}, {}, InputKind::mixed},
       {Problem{9, 1025, 1026, 1026, DType::f32}, {}, InputKind::mixed},
       {Problem{8, 4097, 4097, 4100, DType::f32}, {1, 1}, InputKind::mixed},
       {dense(2, 32768), {}, InputKind::mixed},

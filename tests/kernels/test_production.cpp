@@ -395,6 +395,52 @@ TEST_CASE("production softmax: padded and misaligned strides, windows and the sc
   }
 }
 
+TEST_CASE("production softmax: warp_rows' staged rows on every length, stride and offset",
+          "[gpu][softmax]") {
+  // The staged plan (warp_rows.cu, "Staged rows") of each shape: odd N, N = 2^k + 1, a row of one
+  // element; dense rows (each row's offset from a 16-byte boundary its own), rows padded off and
+  // on boundaries, a stride longer than the span (one row a trip); x and y at different offsets
+  // or strides (the element-wise stores); enough rows for several trips a warp on the persistent
+  // grid, and fewer than one trip's.
+  const DeviceLimits d = device_limits();
+  int plans = 0;
+  for (const DType t : kDtypes) {
+    const std::int64_t V = vec_elems(t);
+    const std::int64_t last = warp_rows_max_n(t);
+    for (const std::int64_t n : {std::int64_t{1}, std::int64_t{3}, std::int64_t{31},
+                                 std::int64_t{33}, std::int64_t{127}, std::int64_t{129},
+                                 std::int64_t{197}, std::int64_t{257}, last - V + 1, last - 1}) {
+      struct Layout {
+        std::int64_t ld_x, ld_y, x_off, y_off;
+      };
+      const Layout layouts[] = {{n, n, 0, 0},         {n + 1, n + 1, 0, 0}, {n + 3, n + 3, 1, 1},
+                                {n + V, n + V, 1, 0}, {n + 1, n + 2, 0, 0}, {3000, 3000, 0, 0}};
+      for (const Layout& l : layouts) {
+        // (Dense rows: 3 x 2^22 elements, several trips a warp at every N; else 2^22 elements.)
+        const std::int64_t many = l.ld_x == n ? (std::int64_t{3} << 22) / n
+                                              : (std::int64_t{1} << 22) / l.ld_x;
+        for (const std::int64_t m : {std::int64_t{1}, std::int64_t{7}, many}) {
+          const Problem p{m, n, l.ld_x, l.ld_y, t};
+          const std::vector<SoftmaxPlan> all = candidate_plans(p, d);
+          const auto staged = std::find_if(all.begin(), all.end(), [](const SoftmaxPlan& s) {
+            const auto* w = std::get_if<WarpRowsPlan>(&s.form);
+            return w && w->staged_rows > 0;
+          });
+          REQUIRE(staged != all.end());
+          ++plans;
+          check_case(p, InputKind::mixed, next_seed(), *staged, l.x_off, l.y_off);
+        }
+      }
+    }
+    // Every kind of hostile row through the staged kernel (dense, odd N).
+    for (const InputKind kind :
+         {InputKind::large, InputKind::all_equal, InputKind::some_neg_inf, InputKind::all_neg_inf,
+          InputKind::has_nan, InputKind::has_pos_inf})
+      check_case(dense(4099, 37, t), kind, next_seed());
+  }
+  CHECK(plans == 3 * 10 * 6 * 3);
+}
+
 TEST_CASE("production softmax: repeated launches give bit-identical outputs", "[gpu][softmax]") {
   // A missing barrier or a race on the cross-block partials shows as a result that moves.
   const DeviceLimits d = device_limits();

@@ -115,6 +115,36 @@ SoftmaxPlan warp_rows_plan(const Problem& p, TileShape tile, bool persistent,
   return s;
 }
 
+// The staged plan (warp_rows.cu, "Staged rows"): R rows a warp a trip, as many as fit in the span
+// of kWarpRowsStagedVecs vectors a lane whatever the first row's offset from a boundary, and G
+// lanes a row, the most that still give each of the R rows its own group (G x R <= 32, G a power
+// of two). nullopt when one row's window does not fit the span.
+std::optional<SoftmaxPlan> warp_rows_staged_plan(const Problem& p) {
+  const i64 V = vec_elems(p.dtype);
+  const i64 span = i64{32} * kWarpRowsStagedVecs * V;
+  if (p.N + V - 1 > span) return std::nullopt;
+  const i64 rows = (span - (V - 1) - p.N) / std::min(p.ld_x, span) + 1;
+  int lanes = 32;
+  while (lanes > 1 && lanes * rows > 32) lanes /= 2;
+  WarpRowsPlan w;
+  w.lanes_per_row = lanes;
+  w.vecs = kWarpRowsStagedVecs;
+  w.two_pass = true;
+  w.capacity = span;
+  w.grid = 0;
+  w.staged_rows = static_cast<int>(rows);
+  SoftmaxPlan s;
+  s.form = w;
+  s.rows_in_flight = 0;
+  s.why = fmt::format(
+      "{}: warp_rows staged, {} row(s) a warp a trip copied in 16-byte vectors into the warp's "
+      "shared memory ({} elements from the first row's 16-byte window), each row reduced there by "
+      "{} lane(s) (max, then sum), the outputs stored back as 16-byte vectors; grid-stride over "
+      "rows on a grid sized to the card",
+      shape_words(p), rows, span, lanes);
+  return s;
+}
+
 // ---- block_row ---------------------------------------------------------------------------------
 
 // The tiles are listed by capacity: 16-bit rows take the first that holds the row's window, fp32
@@ -720,8 +750,13 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
   constexpr std::size_t kMaxTiles = 3;  // the smallest tiles that fit: larger ones only mask more
   switch (f) {
     case SoftmaxFamily::warp_rows: {
-      // Every tile of the two smallest capacities that hold N (the default first), and the
-      // default tile on the other kind of grid.
+      // Rows off 16-byte boundaries: the staged plan first (the default). Then every tile of the
+      // two smallest capacities that hold N's window, and the first of them on the other kind of
+      // grid and with the other reduction (two-pass <-> pairs' merge). Rows on boundaries have
+      // the staged plan last, for the tuning test.
+      const std::optional<SoftmaxPlan> staged = warp_rows_staged_plan(p);
+      if (staged && row_head_room(p) > 0) out.push_back(*staged);
+      const std::size_t tiles_from = out.size();
       const bool persistent = warp_rows_persistent_default(p.dtype);
       i64 first_cap = 0;
       for (TileShape t : warp_rows_tiles(p.dtype)) {
@@ -730,12 +765,13 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
         if (first_cap == 0) first_cap = cap;
         out.push_back(warp_rows_plan(p, t, persistent));
       }
-      if (out.empty()) break;
-      const WarpRowsPlan first = form_of<WarpRowsPlan>(out.front());
-      out.push_back(warp_rows_plan(p, {first.lanes_per_row, first.vecs}, !persistent));
-      // The default tile with the other reduction (two-pass <-> pairs' merge).
-      out.push_back(
-          warp_rows_plan(p, {first.lanes_per_row, first.vecs}, persistent, !first.two_pass));
+      if (out.size() > tiles_from) {
+        const WarpRowsPlan first = form_of<WarpRowsPlan>(out[tiles_from]);
+        out.push_back(warp_rows_plan(p, {first.lanes_per_row, first.vecs}, !persistent));
+        out.push_back(
+            warp_rows_plan(p, {first.lanes_per_row, first.vecs}, persistent, !first.two_pass));
+      }
+      if (staged && row_head_room(p) == 0) out.push_back(*staged);
       break;
     }
     case SoftmaxFamily::block_row: {
@@ -841,7 +877,10 @@ std::optional<SoftmaxPlan> narrow_cluster_tile(const Ask& a) {
 }
 
 // Rows warp_rows' tiles hold.
+// Rows off 16-byte boundaries: the staged plan up to the same N (the window's room not needed).
 std::optional<SoftmaxPlan> warp_rows_rule(const Ask& a) {
+  if (row_head_room(a.p) > 0 && a.p.N <= warp_rows_max_n(a.p.dtype))
+    if (std::optional<SoftmaxPlan> staged = warp_rows_staged_plan(a.p)) return staged;
   if (a.need > warp_rows_max_n(a.p.dtype)) return std::nullopt;
   return first_plan(SoftmaxFamily::warp_rows, a);
 }
@@ -1022,6 +1061,9 @@ std::string summary(const SoftmaxPlan& s) {
   return std::visit(
       Overloaded{
           [](const WarpRowsPlan& w) {
+            if (w.staged_rows > 0)
+              return fmt::format("warp_rows staged R={} G={} cap={}", w.staged_rows,
+                                 w.lanes_per_row, w.capacity);
             return fmt::format("warp_rows G={} K={} cap={}{}{}", w.lanes_per_row, w.vecs,
                                w.capacity,
                                w.grid > 0 ? fmt::format(" grid={}", w.grid) : std::string{},

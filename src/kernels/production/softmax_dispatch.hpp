@@ -67,6 +67,8 @@ std::string_view to_string(SoftmaxFamily f);  // "warp_rows", ...
 // ---- Fixed design constants (each kernel file static_asserts the ones it depends on) ----------
 inline constexpr int kVectorBytes = 16;             // one LDG.E.128 / STG.E.128 per vector
 inline constexpr int kWarpRowsThreads = 256;        // warp_rows block size (8 warps)
+inline constexpr int kWarpRowsStagedVecs = 8;       // warp_rows staged: 16-byte vectors a lane
+                                                    // stages a trip (a 4 KB span a warp)
 inline constexpr int kSliceThreads = 512;           // cluster_row and split_row block size
 inline constexpr int kSplitBlocksPerSm = 2;         // split_row: __launch_bounds__(512, 2)
 // The register-tile blocks (block_row, block_hybrid, cluster_tile) keep every thread within 64
@@ -172,6 +174,9 @@ struct WarpRowsPlan {
                                // exponentials against it (no pairs' merge)
   std::int64_t capacity = 0;   // elements a row's tile holds (>= N)
   std::int64_t grid = 0;       // blocks; 0: a persistent grid sized to the card
+  int staged_rows = 0;         // > 0: rows staged through shared memory, this many a warp a trip
+                               // (G lanes reduce a row there; K = kWarpRowsStagedVecs, capacity
+                               // the span a warp stages: warp_rows.cu, "Staged rows")
   bool operator==(const WarpRowsPlan&) const = default;
 };
 struct BlockRowPlan {

@@ -30,6 +30,21 @@
 // such room, the kernel's scalar instantiation (W = 1) runs: correct, with 4-8x more accesses.
 // Each access pattern (aligned, windowed, scalar) is its own instantiation, each with launch
 // bounds that keep it at the registers measured best (warp_rows_min_blocks below).
+//
+// Staged rows (WarpRowsPlan::staged_rows = R > 0: the dispatch's plan for rows off 16-byte
+// boundaries). A register tile must hold a row's whole window, so a row one element past a
+// boundary takes a tile of twice the capacity (N = 129 fp32: 256) with half its lanes idle, and
+// its head and tail go element by element. warp_rows_staged_kernel, below, cuts the work by
+// memory instead: a warp copies the span of its next R consecutive rows -- from the first row's
+// 16-byte window to the last row's end, up to kStagedSpan(T) elements -- into its own part of
+// shared memory in 16-byte vectors (only the span's first and last vector, where partial, element
+// by element), reduces each row there with G lanes per row (max, then the exponentials' sum, then
+// the outputs written in place: the two-pass reduction), and stores the span back in 16-byte
+// vectors where y's rows lie as x's (a vector that touches a row's padding, element by element),
+// else element by element, the warp's lanes on consecutive elements. Every access to global
+// memory is then a whole coalesced vector except two per trip (and the padding's edges), whatever
+// N and ld are; the cost is the shared memory round trip (a 16-byte store and load per vector,
+// three 4- or 2-byte loads and one store per element) and 32 KB of shared memory a block.
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -139,11 +154,183 @@ void launch_tile(const WarpRowsPlan& plan, const Launch& l) {
   with_access(access, [&](auto a) { launch_access<T, G, K, kTwoPass, a>(plan, l); });
 }
 
+
+// ---- Staged rows --------------------------------------------------------------------------------
+
+// Elements of the span one warp stages per trip: kStagedVecs 16-byte vectors per lane.
+template <class T>
+inline constexpr int kStagedSpan = kWarpSize * kWarpRowsStagedVecs * Vec<T>::kElems;
+
+// Rows [first, first + rows) of x, staged: x's span (from the first row's window to the last row's
+// end) copied to `stage`, each row reduced there with G lanes per row, the outputs written over
+// their inputs, and the span stored to y. `ld` is ld_x (the span's layout in shared memory);
+// y_vec: y's rows start as far past a boundary as x's and ld_y == ld_x, so the span goes back as
+// vectors.
+template <int G, class T>
+__device__ __forceinline__ void staged_trip(const T* __restrict__ x, T* __restrict__ y,
+                                            Vec<T>* stage, std::int64_t first, int rows,
+                                            std::int64_t N, std::int64_t ld_x, std::int64_t ld_y,
+                                            bool y_vec) {
+  constexpr int V = Vec<T>::kElems;
+  constexpr int K = kWarpRowsStagedVecs;
+  constexpr int kSpan = kStagedSpan<T>;
+  const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
+  const T* row0 = x + first * ld_x;
+  const int h = row_head(row0);
+  const T* window = row0 - h;
+  // The span in window positions: [h, end). The host's R keeps end <= kSpan: int arithmetic.
+  const int n = static_cast<int>(N);
+  const int ld = static_cast<int>(ld_x < kSpan ? ld_x : kSpan);  // rows > 1 only when ld < kSpan
+  const int end = h + (rows - 1) * ld + n;
+  const int vecs = (end + V - 1) / V;
+  T* s = stage[0].e;
+
+  // 1. The span into shared memory: every load issued before the first store. Vectors wholly
+  //    inside [h, end) are one 16-byte load; the first and last, where partial, element by element
+  //    (the window's bytes outside the span may lie outside x's allocation).
+  Vec<T> v[K];
+#pragma unroll
+  for (int q = 0; q < K; ++q) {
+    const int i = q * kWarpSize + lane;
+    if (i < vecs && i * V >= h && (i + 1) * V <= end) v[q] = load_vec(window + i * V);
+  }
+#pragma unroll
+  for (int q = 0; q < K; ++q) {
+    const int i = q * kWarpSize + lane;
+    if (i >= vecs) continue;
+    if (i * V >= h && (i + 1) * V <= end) {
+      stage[i] = v[q];
+    } else {
+#pragma unroll
+      for (int e = 0; e < V; ++e) {
+        const int p = i * V + e;
+        s[p] = p >= h && p < end ? window[p] : storage_neg_inf<T>();
+      }
+    }
+  }
+  __syncwarp();
+
+  // 2. Each row from shared memory, 32 / G rows at a time (lanes past the last row reduce an
+  //    empty row, so that every lane takes every shuffle): the max, the exponentials' sum against
+  //    it, the outputs over the inputs. Numerics as the tiles' two-pass reduction (row_tile.cuh).
+  constexpr int kRowsAtOnce = kWarpSize / G;
+  const int lane_in_row = lane % G;
+  for (int r0 = 0; r0 < rows; r0 += kRowsAtOnce) {
+    const int r = r0 + lane / G;
+    const int len = r < rows ? n : 0;
+    T* in = s + h + (r < rows ? r : 0) * ld;
+    float m = -INFINITY;
+    for (int j = lane_in_row; j < len; j += G) m = fmaxf(m, to_float(in[j]));
+    m = group_allreduce<G>(m, MaxOp{});
+    const float reference = exp_reference(m);
+    float sum = 0.0f;
+    for (int j = lane_in_row; j < len; j += G) sum += exp_shifted_ftz(to_float(in[j]), reference);
+    const float factor = 1.0f / group_allreduce<G>(sum, SumOp{});
+    for (int j = lane_in_row; j < len; j += G)
+      in[j] = from_float<T>(exp_shifted_ftz(to_float(in[j]), reference) * factor);
+  }
+  __syncwarp();
+
+  // 3. The span back to y.
+  if (y_vec) {
+    // y's window of the same span. A vector is stored whole when each of its elements is an
+    // output: inside [h, end) and, on padded rows (ld > N), not in a row's padding.
+    T* y_window = y + first * ld_y - h;
+#pragma unroll
+    for (int q = 0; q < K; ++q) {
+      const int i = q * kWarpSize + lane;
+      if (i >= vecs) continue;
+      const int c = i * V - h;  // the vector's first element, counted from the span's start
+      if (c >= 0 && i * V + V <= end && (ld == n || c % ld + V <= n)) {
+        store_vec(y_window + i * V, stage[i]);
+      } else {
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+          const int p = i * V + e;
+          if (p >= h && p < end && (p - h) % ld < n) y_window[p] = s[p];
+        }
+      }
+    }
+  } else {
+    for (int r = 0; r < rows; ++r)
+      for (int j = lane; j < n; j += kWarpSize) y[(first + r) * ld_y + j] = s[h + r * ld + j];
+  }
+  __syncwarp();  // the next trip's copy overwrites what the lanes read here
+}
+
+// Each warp takes R consecutive rows a trip (R = rows_per_trip, the dispatch's: R rows of x fit
+// in a span whatever the first row's offset from a boundary), warps striding over the rows on a
+// grid sized to the card. Shared memory: kStagedVecs vectors per thread, 32 KB a block.
+template <class T, int G>
+__global__ void __launch_bounds__(kWarpRowsThreads)
+    warp_rows_staged_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t M,
+                            std::int64_t N, std::int64_t ld_x, std::int64_t ld_y, int rows_per_trip,
+                            bool y_vec) {
+  __shared__ Vec<T> stage[kWarpRowsThreads * kWarpRowsStagedVecs];
+  const int warp_in_block = static_cast<int>(threadIdx.x) / kWarpSize;
+  Vec<T>* mine = stage + warp_in_block * kWarpSize * kWarpRowsStagedVecs;
+  const std::int64_t warp =
+      (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / kWarpSize;
+  const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * (blockDim.x / kWarpSize);
+  for (std::int64_t first = warp * rows_per_trip; first < M; first += warps * rows_per_trip) {
+    const int rows = static_cast<int>(M - first < rows_per_trip ? M - first : rows_per_trip);
+    staged_trip<G>(x, y, mine, first, rows, N, ld_x, ld_y, y_vec);
+  }
+}
+
+template <class T, int G>
+void launch_staged(const WarpRowsPlan& plan, const Launch& l) {
+  const Problem& p = l.p;
+  const auto kernel = warp_rows_staged_kernel<T, G>;
+  static const std::int64_t resident =
+      resident_blocks(reinterpret_cast<const void*>(kernel), kWarpRowsThreads, 0);
+  constexpr std::int64_t kWarps = kWarpRowsThreads / kWarpSize;
+  const std::int64_t grid = std::min(ceil_div(ceil_div(p.M, plan.staged_rows), kWarps), resident);
+  const bool y_vec = p.ld_x == p.ld_y && same_vector_offsets(l.x, p.ld_x, l.y, p.ld_y,
+                                                             static_cast<int>(sizeof(T)));
+  kernel<<<static_cast<unsigned>(grid), kWarpRowsThreads, 0, l.stream>>>(
+      static_cast<const T*>(l.x), static_cast<T*>(l.y), p.M, p.N, p.ld_x, p.ld_y,
+      static_cast<int>(plan.staged_rows), y_vec);
+  CUDA_CHECK_LAUNCH();
+}
+
+// The lanes per row the staged kernel is instantiated for.
+template <class F>
+bool with_staged_lanes(int lanes, F&& f) {
+  switch (lanes) {
+    case 1: f(std::integral_constant<int, 1>{}); return true;
+    case 2: f(std::integral_constant<int, 2>{}); return true;
+    case 4: f(std::integral_constant<int, 4>{}); return true;
+    case 8: f(std::integral_constant<int, 8>{}); return true;
+    case 16: f(std::integral_constant<int, 16>{}); return true;
+    case 32: f(std::integral_constant<int, 32>{}); return true;
+    default: return false;
+  }
+}
+
 }  // namespace
 
 void launch_warp_rows(const WarpRowsPlan& plan, const Launch& l) {
   const Problem& p = l.p;
   bool found = false;
+  if (plan.staged_rows > 0) {
+    with_storage(p.dtype, [&](auto type_tag) {
+      using T = decltype(type_tag);
+      const std::int64_t V = Vec<T>::kElems;
+      if (V - 1 + (plan.staged_rows - 1) * std::min<std::int64_t>(p.ld_x, kStagedSpan<T>) + p.N >
+          kStagedSpan<T>)
+        throw std::invalid_argument("warp_rows: " + std::to_string(plan.staged_rows) +
+                                    " staged rows of N = " + std::to_string(p.N) +
+                                    ", ld = " + std::to_string(p.ld_x) + " exceed the span of " +
+                                    std::to_string(kStagedSpan<T>) + " elements");
+      found = with_staged_lanes(plan.lanes_per_row,
+                                [&](auto g) { launch_staged<T, decltype(g)::value>(plan, l); });
+    });
+    if (!found)
+      throw std::invalid_argument("warp_rows: no staged kernel for G=" +
+                                  std::to_string(plan.lanes_per_row));
+    return;
+  }
   with_storage(p.dtype, [&](auto type_tag) {
     using T = decltype(type_tag);
     using Tiles = std::conditional_t<sizeof(T) == 4, WarpRowsTilesFp32, WarpRowsTiles16>;
