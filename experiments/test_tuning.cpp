@@ -121,11 +121,13 @@ std::vector<float> tune_input() {
 }
 
 // The tuning case's view of an M x N shape at SMR_TUNE_LD_PAD's stride (ld = N + pad, x and y
-// alike) inside the 2^27-element input; nothing, with a line saying so, where it does not fit.
+// alike) inside the 2^27-element input: as many of the M rows as fit (the table's M column says
+// how many); nothing, with a line saying so, where not one row fits.
 std::optional<Problem> padded_view(std::int64_t M, std::int64_t N, DType t, std::int64_t pad) {
   Problem p = dense(M, N, t);
   p.ld_x = p.ld_y = N + pad;
-  if (p.M * p.ld_x <= kTuneElements) return p;
+  p.M = std::min(M, kTuneElements / p.ld_x);
+  if (p.M >= 1) return p;
   std::printf("%-6s %9lld %9lld  skipped: ld = %lld does not fit the 2^27-element input\n",
               std::string(to_string(t)).c_str(), static_cast<long long>(M),
               static_cast<long long>(N), static_cast<long long>(p.ld_x));

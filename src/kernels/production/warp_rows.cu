@@ -201,7 +201,7 @@ __device__ __forceinline__ void staged_trip(const T* __restrict__ x, T* __restri
     if (i * V >= h && (i + 1) * V <= end) {
       stage[i] = v[q];
     } else {
-#pragma unroll
+#pragma unroll 1
       for (int e = 0; e < V; ++e) {
         const int p = i * V + e;
         s[p] = p >= h && p < end ? window[p] : storage_neg_inf<T>();
@@ -244,7 +244,7 @@ __device__ __forceinline__ void staged_trip(const T* __restrict__ x, T* __restri
       if (c >= 0 && i * V + V <= end && (ld == n || c % ld + V <= n)) {
         store_vec(y_window + i * V, stage[i]);
       } else {
-#pragma unroll
+#pragma unroll 1
         for (int e = 0; e < V; ++e) {
           const int p = i * V + e;
           if (p >= h && p < end && (p - h) % ld < n) y_window[p] = s[p];
@@ -260,9 +260,11 @@ __device__ __forceinline__ void staged_trip(const T* __restrict__ x, T* __restri
 
 // Each warp takes R consecutive rows a trip (R = rows_per_trip, the dispatch's: R rows of x fit
 // in a span whatever the first row's offset from a boundary), warps striding over the rows on a
-// grid sized to the card. Shared memory: kStagedVecs vectors per thread, 32 KB a block.
+// grid sized to the card. Shared memory: kStagedVecs vectors per thread, 32 KB a block. Launch
+// bounds: 4 blocks an SM, so 64 registers a thread (left to itself ptxas took 170, one block an
+// SM: results/h100/odd-rows/).
 template <class T, int G>
-__global__ void __launch_bounds__(kWarpRowsThreads)
+__global__ void __launch_bounds__(kWarpRowsThreads, min_blocks_within(4, kWarpRowsThreads))
     warp_rows_staged_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t M,
                             std::int64_t N, std::int64_t ld_x, std::int64_t ld_y, int rows_per_trip,
                             bool y_vec) {
