@@ -335,16 +335,18 @@ TEST_CASE("dispatch: each family takes the rows it is built for, edge N - 1 / N 
       CHECK(plan_softmax(dense(kH200.sm_count - 1, block_max, t), kH200).family() ==
             SoftmaxFamily::block_row);
     }
-    // Rows off 16-byte boundaries up to warp_rows' N are staged (no window's room needed); past
-    // it, a row of stride N - 1 needs V - 1 elements of room for its window: block_row's largest
-    // tile holds N - V + 1 of them, not N - 1.
-    for (const std::int64_t n : {std::int64_t{1}, V + 1, warp_max - V + 1, warp_max - 1}) {
+    // Rows off 16-byte boundaries up to kWarpRowsStagedMaxN are staged (no window's room
+    // needed); longer ones take a register tile with room for the window: a row of stride N - 1
+    // needs V - 1 elements of room, so the largest tile holds N - V + 1 of them, not N - 1.
+    for (const std::int64_t n : {std::int64_t{1}, V + 1, kWarpRowsStagedMaxN - 1}) {
       const SoftmaxPlan staged = plan_softmax(dense(M, n, t), kH200);
       CHECK(staged.family() == SoftmaxFamily::warp_rows);
       CHECK(warp_rows_of(staged).staged_rows > 0);
     }
-    CHECK(warp_rows_of(plan_softmax(dense(M, warp_max, t), kH200)).staged_rows == 0);
-    CHECK(plan_softmax(dense(M, warp_max + 1, t), kH200).family() == SoftmaxFamily::block_row);
+    CHECK(warp_rows_of(plan_softmax(dense(M, kWarpRowsStagedMaxN + 1, t), kH200)).staged_rows == 0);
+    CHECK(warp_rows_of(plan_softmax(dense(M, kWarpRowsStagedMaxN, t), kH200)).staged_rows == 0);
+    CHECK(plan_softmax(dense(M, warp_max - V + 1, t), kH200).family() == SoftmaxFamily::warp_rows);
+    CHECK(plan_softmax(dense(M, warp_max - 1, t), kH200).family() == SoftmaxFamily::block_row);
     const std::int64_t few_rows = kH200.sm_count - 1;  // block_row's whole range for every dtype
     CHECK(plan_softmax(dense(few_rows, block_max - V + 1, t), kH200).family() == SoftmaxFamily::block_row);
     CHECK(plan_softmax(dense(few_rows, block_max - 1, t), kH200).family() != SoftmaxFamily::block_row);
@@ -461,13 +463,14 @@ TEST_CASE("dispatch: register tiles are the smallest that hold the row (fp32 blo
       for (TileShape s : tiles) caps.push_back(std::int64_t{s.threads_or_lanes} * s.vecs * V);
       for (const std::int64_t cap : caps) {
         for (const std::int64_t n : {cap - V, cap - 1, cap, cap + 1}) {
-          // Strides of whole vectors, and ld = N: those rows need room for their windows (past
-          // warp_rows: there rows off 16-byte boundaries are staged, warp_rows_staged_plan).
+          // Strides of whole vectors, and ld = N: those rows need room for their windows (rows off
+          // 16-byte boundaries to kWarpRowsStagedMaxN are staged instead).
           // (Fewer rows than SMs: 16-bit rows past 16384 on more would take block_hybrid.)
           for (const Problem& p : {padded(100, n, t), dense(100, n, t)}) {
             const std::int64_t need = n + head_room(p);
             if (n < lo || need > hi) continue;
-            if (family == SoftmaxFamily::warp_rows && head_room(p) > 0) continue;
+            if (family == SoftmaxFamily::warp_rows && head_room(p) > 0 && n <= kWarpRowsStagedMaxN)
+              continue;
             const SoftmaxPlan s = plan_softmax(p, kH200);
             INFO("N = " << n << ", ld = " << p.ld_x << ": " << summary(s));
             REQUIRE(s.family() == family);
@@ -1174,7 +1177,8 @@ TEST_CASE("dispatch: warp_rows' reduction, two-pass for 16-bit rows, pairs merge
   for (const DType t : kDtypes)
     for (const std::int64_t n : {1, 32, 100, 128, 512, 1000}) {
       const Problem p = dense(4096, n, t);
-      if (p.N > warp_rows_max_n(t) || head_room(p) > 0) continue;  // (rows off boundaries: staged)
+      if (p.N > warp_rows_max_n(t)) continue;
+      if (head_room(p) > 0 && p.N <= kWarpRowsStagedMaxN) continue;  // staged: two-pass always
       const SoftmaxPlan s = plan_softmax(p, kH200);
       INFO(to_string(t) << " N = " << n << ": " << summary(s));
       REQUIRE(s.family() == SoftmaxFamily::warp_rows);
@@ -1189,6 +1193,40 @@ TEST_CASE("dispatch: warp_rows' reduction, two-pass for 16-bit rows, pairs merge
                o.two_pass != w.two_pass;
       }));
     }
+}
+
+TEST_CASE("dispatch: warp_rows' rows off 16-byte boundaries, staged to N = 64, then the tile of "
+          "half the lanes and twice the vectors",
+          "[dispatch]") {
+  for (const DType t : kDtypes) {
+    INFO(to_string(t));
+    const std::int64_t V = vec_elems(t);
+    for (std::int64_t n = 1; n <= warp_rows_max_n(t); ++n) {
+      for (const std::int64_t ld : {n, n + 1, (n + V - 1) / V * V}) {
+        const Problem p{4096, n, ld, ld, t};
+        if (p.N + head_room(p) > warp_rows_max_n(t)) continue;
+        const SoftmaxPlan s = plan_softmax(p, kH200);
+        INFO("N = " << n << ", ld = " << ld << ": " << summary(s));
+        REQUIRE(s.family() == SoftmaxFamily::warp_rows);
+        const WarpRowsPlan& w = warp_rows_of(s);
+        CHECK((w.staged_rows > 0) == (head_room(p) > 0 && n <= kWarpRowsStagedMaxN));
+        if (w.staged_rows > 0) continue;
+        // The first listed tile of the smallest capacity holding the window; off boundaries its
+        // (G / 2, 2K) twin where listed.
+        const auto tiles = warp_rows_tiles(t);
+        const auto first = std::find_if(tiles.begin(), tiles.end(), [&](TileShape x) {
+          return std::int64_t{x.threads_or_lanes} * x.vecs * V >= p.N + head_room(p);
+        });
+        REQUIRE(first != tiles.end());
+        TileShape want = *first;
+        const TileShape twin{first->threads_or_lanes / 2, first->vecs * 2};
+        if (head_room(p) > 0 && std::find(tiles.begin(), tiles.end(), twin) != tiles.end())
+          want = twin;
+        CHECK(w.lanes_per_row == want.threads_or_lanes);
+        CHECK(w.vecs == want.vecs);
+      }
+    }
+  }
 }
 
 TEST_CASE("dispatch: warp_rows' grid, one block per rows for fp32, sized to the card for 16-bit",

@@ -178,12 +178,12 @@ TEST_CASE("a small shape set for compute-sanitizer, every kernel",
       {dense(1, 1), {}, InputKind::normal},
       {dense(9, 33), {}, InputKind::mixed},
       {dense(8, 1000), {}, InputKind::mixed},
-      // warp_rows' staged rows (rows off 16-byte boundaries): dense odd rows, 32 a warp over
-      // several warps; padded rows off boundaries, y stored as vectors (x and y one element off)
-      // and element by element (y's stride not x's).
+      // warp_rows' staged rows (rows off 16-byte boundaries up to kWarpRowsStagedMaxN): dense
+      // odd rows, 32 a warp over several warps; padded rows off boundaries, y stored as vectors
+      // (x and y one element off) and element by element (y's stride not x's).
       {dense(700, 31), {}, InputKind::mixed},
-      {Problem{50, 100, 101, 101, DType::f32}, {1, 1}, InputKind::mixed},
-      {Problem{40, 127, 130, 131, DType::f32}, {}, InputKind::mixed},
+      {Problem{50, 60, 61, 61, DType::f32}, {1, 1}, InputKind::mixed},
+      {Problem{40, 47, 50, 51, DType::f32}, {}, InputKind::mixed},
       {Problem{9, 1025, 1026, 1026, DType::f32}, {}, InputKind::mixed},
       {Problem{8, 4097, 4097, 4100, DType::f32}, {1, 1}, InputKind::mixed},
       {dense(2, 32768), {}, InputKind::mixed},
@@ -222,6 +222,9 @@ TEST_CASE("a small shape set for compute-sanitizer, every kernel",
       // slots, each block's 8 chunks around its 7 slots.
       {dense(2, 1 << 22), {}, InputKind::mixed},
   };
+  for (const Problem& p : {dense(700, 31), Problem{50, 60, 61, 61, DType::f32},
+                           Problem{40, 47, 50, 51, DType::f32}})
+    REQUIRE(std::get<WarpRowsPlan>(plan_softmax(p, limits).form).staged_rows > 0);
   REQUIRE(std::get<SplitRowPlan>(plan_softmax(dense(1, 3 << 23), limits).form).interleaved);
   REQUIRE(std::get<SplitRowPlan>(plan_softmax(dense(2, 1 << 22), limits).form).ring);
   for (const Problem& p : {dense(17, 1 << 18), dense(17, (1 << 18) + 3)})

@@ -115,6 +115,15 @@ SoftmaxPlan warp_rows_plan(const Problem& p, TileShape tile, bool persistent,
   return s;
 }
 
+// Whether rows take the staged plan by default: rows off 16-byte boundaries of at most
+// kWarpRowsStagedMaxN elements. On the H100 the staged plan ran fp32 N = 31 and 33 at 98% and 93%
+// of the copy (1.30x and 1.49x torch.softmax in the same run) and bf16 at 54% and 63% (1.36x,
+// 1.98x), and lost to the register tiles at N = 128 and 256 (ld = N + 1: 0.72-0.85x the best tile
+// fp32, 0.54-0.68x bf16): results/h100/odd-rows/.
+bool warp_rows_staged_default(const Problem& p) {
+  return row_head_room(p) > 0 && p.N <= kWarpRowsStagedMaxN;
+}
+
 // The staged plan (warp_rows.cu, "Staged rows"): R rows a warp a trip, as many as fit in the span
 // of kWarpRowsStagedVecs vectors a lane whatever the first row's offset from a boundary, and G
 // lanes a row, the most that still give each of the R rows its own group (G x R <= 32, G a power
@@ -750,12 +759,17 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
   constexpr std::size_t kMaxTiles = 3;  // the smallest tiles that fit: larger ones only mask more
   switch (f) {
     case SoftmaxFamily::warp_rows: {
-      // Rows off 16-byte boundaries: the staged plan first (the default). Then every tile of the
-      // two smallest capacities that hold N's window, and the first of them on the other kind of
-      // grid and with the other reduction (two-pass <-> pairs' merge). Rows on boundaries have
-      // the staged plan last, for the tuning test.
+      // Rows off 16-byte boundaries up to kWarpRowsStagedMaxN: the staged plan first (the
+      // default). Then every tile of the two smallest capacities that hold N's window -- for rows
+      // off boundaries the one with half the lanes and twice the vectors of the first of the
+      // smallest capacity first, where listed (on the H100 the fastest or tied at fp32 and bf16
+      // N = 128 and 256, ld = N + 1: results/h100/odd-rows/tune-pad1.log) -- and the first of them
+      // on the other
+      // kind of grid and with the other reduction (two-pass <-> pairs' merge). The staged plan
+      // is a candidate on every row it holds, last where it is not the default.
       const std::optional<SoftmaxPlan> staged = warp_rows_staged_plan(p);
-      if (staged && row_head_room(p) > 0) out.push_back(*staged);
+      const bool staged_first = staged && warp_rows_staged_default(p);
+      if (staged_first) out.push_back(*staged);
       const std::size_t tiles_from = out.size();
       const bool persistent = warp_rows_persistent_default(p.dtype);
       i64 first_cap = 0;
@@ -765,13 +779,25 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
         if (first_cap == 0) first_cap = cap;
         out.push_back(warp_rows_plan(p, t, persistent));
       }
+      if (out.size() > tiles_from && row_head_room(p) > 0) {
+        const WarpRowsPlan first = form_of<WarpRowsPlan>(out[tiles_from]);
+        const auto narrower = std::find_if(
+            out.begin() + static_cast<std::ptrdiff_t>(tiles_from), out.end(),
+            [&](const SoftmaxPlan& s) {
+              const WarpRowsPlan& w = form_of<WarpRowsPlan>(s);
+              return 2 * w.lanes_per_row == first.lanes_per_row && w.vecs == 2 * first.vecs;
+            });
+        if (narrower != out.end())
+          std::rotate(out.begin() + static_cast<std::ptrdiff_t>(tiles_from), narrower,
+                      narrower + 1);
+      }
       if (out.size() > tiles_from) {
         const WarpRowsPlan first = form_of<WarpRowsPlan>(out[tiles_from]);
         out.push_back(warp_rows_plan(p, {first.lanes_per_row, first.vecs}, !persistent));
         out.push_back(
             warp_rows_plan(p, {first.lanes_per_row, first.vecs}, persistent, !first.two_pass));
       }
-      if (staged && row_head_room(p) == 0) out.push_back(*staged);
+      if (staged && !staged_first) out.push_back(*staged);
       break;
     }
     case SoftmaxFamily::block_row: {
@@ -877,10 +903,7 @@ std::optional<SoftmaxPlan> narrow_cluster_tile(const Ask& a) {
 }
 
 // Rows warp_rows' tiles hold.
-// Rows off 16-byte boundaries: the staged plan up to the same N (the window's room not needed).
 std::optional<SoftmaxPlan> warp_rows_rule(const Ask& a) {
-  if (row_head_room(a.p) > 0 && a.p.N <= warp_rows_max_n(a.p.dtype))
-    if (std::optional<SoftmaxPlan> staged = warp_rows_staged_plan(a.p)) return staged;
   if (a.need > warp_rows_max_n(a.p.dtype)) return std::nullopt;
   return first_plan(SoftmaxFamily::warp_rows, a);
 }

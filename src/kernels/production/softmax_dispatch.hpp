@@ -14,9 +14,10 @@
 // length; cluster_row is the alternative to cluster_tile that the tuning test times, and the
 // default where cluster_tile cannot hold the row or the rows are 16-bit):
 //   warp_rows    N <= 1024          G = 1..32 lanes per row, rows in registers, 32/G rows per
-//                                   warp; rows off 16-byte boundaries staged: R rows a warp
-//                                   copied into shared memory as 16-byte vectors, reduced there
-//                                   by G lanes a row, stored back as vectors
+//                                   warp; rows off 16-byte boundaries to N = 64 staged: R rows
+//                                   a warp copied into shared memory as 16-byte vectors, reduced
+//                                   there by G lanes a row, stored back as vectors; longer ones
+//                                   on the tile of half the lanes and twice the vectors
 //   block_row    N <= 32768         one block per row, 64..1024 threads x K 16-byte vectors in
 //                                   registers, every load issued before the first reduction
 //   block_hybrid N <= 32768 + the   one block per row, the first 16384 or 32768 elements in
@@ -71,6 +72,10 @@ inline constexpr int kVectorBytes = 16;             // one LDG.E.128 / STG.E.128
 inline constexpr int kWarpRowsThreads = 256;        // warp_rows block size (8 warps)
 inline constexpr int kWarpRowsStagedVecs = 8;       // warp_rows staged: 16-byte vectors a lane
                                                     // stages a trip (a 4 KB span a warp)
+// Rows off 16-byte boundaries up to this N take warp_rows' staged plan by default (measured
+// ahead of torch.softmax at N = 31 and 33 on the H100, behind the register tiles at 128 and 256:
+// softmax_dispatch.cpp, warp_rows_staged_default).
+inline constexpr std::int64_t kWarpRowsStagedMaxN = 64;
 inline constexpr int kSliceThreads = 512;           // cluster_row and split_row block size
 inline constexpr int kSplitBlocksPerSm = 2;         // split_row: __launch_bounds__(512, 2)
 // The register-tile blocks (block_row, block_hybrid, cluster_tile) keep every thread within 64

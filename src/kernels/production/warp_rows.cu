@@ -32,10 +32,10 @@
 // bounds that keep it at the registers measured best (warp_rows_min_blocks below).
 //
 // Staged rows (WarpRowsPlan::staged_rows = R > 0: the dispatch's plan for rows off 16-byte
-// boundaries). A register tile must hold a row's whole window, so a row one element past a
-// boundary takes a tile of twice the capacity (N = 129 fp32: 256) with half its lanes idle, and
-// its head and tail go element by element. warp_rows_staged_kernel, below, cuts the work by
-// memory instead: a warp copies the span of its next R consecutive rows -- from the first row's
+// boundaries up to kWarpRowsStagedMaxN elements). A register tile must hold a row's whole window,
+// so a short row off a boundary takes a tile of up to twice its length with lanes idle (N = 31
+// fp32: 64, four rows a warp, 496 bytes a trip), and its head and tail go element by element.
+// warp_rows_staged_kernel, below, cuts the work by memory instead: a warp copies the span of its next R consecutive rows -- from the first row's
 // 16-byte window to the last row's end, up to kStagedSpan(T) elements -- into its own part of
 // shared memory in 16-byte vectors (only the span's first and last vector, where partial, element
 // by element), reduces each row there with G lanes per row (max, then the exponentials' sum, then
@@ -44,7 +44,9 @@
 // else element by element, the warp's lanes on consecutive elements. Every access to global
 // memory is then a whole coalesced vector except two per trip (and the padding's edges), whatever
 // N and ld are; the cost is the shared memory round trip (a 16-byte store and load per vector,
-// three 4- or 2-byte loads and one store per element) and 32 KB of shared memory a block.
+// three 4- or 2-byte loads and one store per element) and 32 KB of shared memory a block. On the
+// H100 that paid for rows of 31 and 33 elements and not for 128 and 256, where a register tile
+// of half the lanes and twice the vectors ran faster (results/h100/odd-rows/).
 #include <algorithm>
 #include <stdexcept>
 #include <string>
