@@ -787,9 +787,13 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
               const WarpRowsPlan& w = form_of<WarpRowsPlan>(s);
               return 2 * w.lanes_per_row == first.lanes_per_row && w.vecs == 2 * first.vecs;
             });
-        if (narrower != out.end())
+        if (narrower != out.end()) {
+          narrower->why += fmt::format(
+              "; rows off 16-byte boundaries: half the lanes of the {} x {} tile, twice the vectors",
+              first.lanes_per_row, first.vecs);
           std::rotate(out.begin() + static_cast<std::ptrdiff_t>(tiles_from), narrower,
                       narrower + 1);
+        }
       }
       if (out.size() > tiles_from) {
         const WarpRowsPlan first = form_of<WarpRowsPlan>(out[tiles_from]);
