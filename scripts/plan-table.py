@@ -78,6 +78,9 @@ def short(plan):
         if marker in plan:
             out = form.format(*(field(plan, p) for p in patterns))
             return out + (" (cp.async)" if "copied by the threads" in plan else "")
+    if ": warp_rows staged," in plan:
+        rows, lanes = field(plan, r"(\d+) row\(s\) a warp a trip"), field(plan, r"by (\d+) lane\(s\)")
+        return f"warp_rows staged R={rows} G={lanes}"
     if ": warp_rows," in plan:
         lanes, vecs = field(plan, r"(\d+) lane\(s\) per row"), field(plan, r"per row x (\d+) 16-byte")
         trip, per_block = field(plan, r"(\d+) rows per warp per trip"), field(plan, r"one block per (\d+) rows")

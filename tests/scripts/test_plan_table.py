@@ -21,6 +21,10 @@ WARP_R2 = ("M = 1048576, N = 128 fp32 (512 B rows): warp_rows, 16 lane(s) per ro
 WARP_PERSISTENT = ("M = 1048576, N = 128 bf16 (256 B rows): warp_rows, 8 lane(s) per row x 2 16-byte "
                    "vector(s) per lane = 128 elements in registers, 4 rows per warp per trip, "
                    "grid-stride over rows on a grid sized to the card")
+WARP_STAGED = ("M = 541201, N = 31 fp32 (124 B rows): warp_rows staged, 32 row(s) a warp a trip "
+               "copied in 16-byte vectors into the warp's shared memory (1024 elements from the first "
+               "row's 16-byte window), each row reduced there by 1 lane(s) (max, then sum), the "
+               "outputs stored back as 16-byte vectors; grid-stride over rows on a grid sized to the card")
 WARP_TWO_PASS = ("M = 1048576, N = 128 bf16 (256 B rows): warp_rows, 8 lane(s) per row x 2 16-byte "
                  "vector(s) per lane = 128 elements in registers, 4 rows per warp per trip, "
                  "grid-stride over rows on a grid sized to the card, the row's max reduced over "
@@ -104,6 +108,7 @@ class Short(unittest.TestCase):
                          "warp_rows G=16 K=2, one block per 32 rows, 2 rows per lane group per trip")
         self.assertEqual(plan_table.short(WARP_PERSISTENT), "warp_rows G=8 K=2, persistent")
         self.assertEqual(plan_table.short(WARP_TWO_PASS), "warp_rows G=8 K=2, persistent, two-pass")
+        self.assertEqual(plan_table.short(WARP_STAGED), "warp_rows staged R=32 G=1")
         self.assertEqual(plan_table.short(BLOCK), "block_row T=128 K=4")
         self.assertEqual(plan_table.short(TILE), "cluster_tile C=2, 32768 per block in registers")
         self.assertEqual(plan_table.short(HYBRID), "block_hybrid 32768 in registers + 128 KiB in smem")
