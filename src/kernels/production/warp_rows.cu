@@ -159,7 +159,7 @@ void launch_tile(const WarpRowsPlan& plan, const Launch& l) {
 
 // ---- Staged rows --------------------------------------------------------------------------------
 
-// Elements of the span one warp stages per trip: kStagedVecs 16-byte vectors per lane.
+// Elements of the span one warp stages per trip: kWarpRowsStagedVecs 16-byte vectors per lane.
 template <class T>
 inline constexpr int kStagedSpan = kWarpSize * kWarpRowsStagedVecs * Vec<T>::kElems;
 
@@ -262,9 +262,9 @@ __device__ __forceinline__ void staged_trip(const T* __restrict__ x, T* __restri
 
 // Each warp takes R consecutive rows a trip (R = rows_per_trip, the dispatch's: R rows of x fit
 // in a span whatever the first row's offset from a boundary), warps striding over the rows on a
-// grid sized to the card. Shared memory: kStagedVecs vectors per thread, 32 KB a block. Launch
-// bounds: 4 blocks an SM, so 64 registers a thread (left to itself ptxas took 170, one block an
-// SM: results/h100/odd-rows/).
+// grid sized to the card. Shared memory: kWarpRowsStagedVecs vectors per thread, 32 KB a block.
+// Launch bounds: 4 blocks an SM, so 64 registers a thread (left to itself ptxas took 128-172, one
+// block an SM: results/h100/odd-rows-staged-first/; at 5 or 6 blocks it spills).
 template <class T, int G>
 __global__ void __launch_bounds__(kWarpRowsThreads, min_blocks_within(4, kWarpRowsThreads))
     warp_rows_staged_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t M,
