@@ -5,6 +5,7 @@
 
 #include "catch.hpp"
 #include "kernels/production/access.hpp"
+#include "kernels/production/staged_span.hpp"
 
 using namespace smr::prod;
 
@@ -64,4 +65,46 @@ TEST_CASE("access: which path a register tile takes", "[access]") {
   CHECK(tile_access(at(4), 1024, at(4), 1024, 4, 1001, 1001) == Access::scalar);
   // bf16, ld = N = 50257 on 32768-element slices: room for the 7 elements of a window.
   CHECK(tile_access(at(0), 50257, at(0), 50257, 2, 25132, 32768) == Access::windowed);
+}
+
+TEST_CASE("access: warp_rows' staged span loads and stores whole vectors only where they may",
+          "[access]") {
+  // Every span a staged trip can see: V = 4 (fp32) and 8 (16-bit), every head h, short rows dense,
+  // padded off and on 16-byte boundaries and far apart, one row to as many as fill 32 lanes x 8
+  // vectors. A whole-vector load must lie inside the span (the window around it may leave x's
+  // allocation), a whole-vector store must hold only outputs (no padding, nothing outside the
+  // span), and on dense rows only the span's first and last vector may go element by element.
+  int spans = 0;
+  for (const int V : {4, 8}) {
+    const int kSpan = 32 * 8 * V;
+    for (int n = 1; n <= 80; ++n)
+      for (const int ld : {n, n + 1, n + 3, n + V, n + V + 1, kSpan})
+        for (int h = 0; h < V; ++h)
+          for (int rows = 1; h + (rows - 1) * ld + n <= kSpan && rows <= 2048; ++rows) {
+            const StagedSpan s{h, n, ld, rows, V};
+            INFO("V = " << V << ", n = " << n << ", ld = " << ld << ", h = " << h << ", rows = "
+                        << rows);
+            REQUIRE(s.vectors() * V <= kSpan);
+            int partial_stores = 0;
+            bool bad_load = false, bad_store = false;
+            for (int i = 0; i < s.vectors(); ++i) {
+              for (int p = i * V; p < (i + 1) * V; ++p) {
+                if (s.loads_whole(i) && (p < h || p >= s.end())) bad_load = true;
+                if (s.stores_whole(i) && !s.is_output(p)) bad_store = true;
+              }
+              if (!s.stores_whole(i)) ++partial_stores;
+            }
+            CHECK_FALSE(bad_load);
+            CHECK_FALSE(bad_store);
+            if (ld == n) CHECK(partial_stores <= 2);
+            ++spans;
+          }
+  }
+  CHECK(spans > 10000);
+  // The predicate can fail: a vector straddling a row's padding is not stored whole.
+  const StagedSpan padded{0, 5, 8, 2, 4};  // row 0: [0, 5), padding [5, 8), row 1: [8, 13)
+  CHECK(padded.stores_whole(0));
+  CHECK_FALSE(padded.stores_whole(1));  // positions 4 ... 7: one output, three of padding
+  CHECK_FALSE(padded.is_output(6));
+  CHECK(padded.is_output(9));
 }

@@ -55,6 +55,7 @@
 #include "kernels/common/arch.cuh"
 #include "kernels/cuda_check.hpp"
 #include "kernels/production/row_tile.cuh"
+#include "kernels/production/staged_span.hpp"
 #include "kernels/production/softmax_families.hpp"
 
 namespace smr::prod {
@@ -180,11 +181,13 @@ __device__ __forceinline__ void staged_trip(const T* __restrict__ x, T* __restri
   const T* row0 = x + first * ld_x;
   const int h = row_head(row0);
   const T* window = row0 - h;
-  // The span in window positions: [h, end). The host's R keeps end <= kSpan: int arithmetic.
+  // The span in window positions (staged_span.hpp): [h, end). The host's R keeps end <= kSpan:
+  // int arithmetic.
   const int n = static_cast<int>(N);
   const int ld = static_cast<int>(ld_x < kSpan ? ld_x : kSpan);  // rows > 1 only when ld < kSpan
-  const int end = h + (rows - 1) * ld + n;
-  const int vecs = (end + V - 1) / V;
+  const StagedSpan span{h, n, ld, rows, V};
+  const int end = span.end();
+  const int vecs = span.vectors();
   T* s = stage[0].e;
 
   // 1. The span into shared memory: every load issued before the first store. Vectors wholly
@@ -194,13 +197,13 @@ __device__ __forceinline__ void staged_trip(const T* __restrict__ x, T* __restri
 #pragma unroll
   for (int q = 0; q < K; ++q) {
     const int i = q * kWarpSize + lane;
-    if (i < vecs && i * V >= h && (i + 1) * V <= end) v[q] = load_vec(window + i * V);
+    if (i < vecs && span.loads_whole(i)) v[q] = load_vec(window + i * V);
   }
 #pragma unroll
   for (int q = 0; q < K; ++q) {
     const int i = q * kWarpSize + lane;
     if (i >= vecs) continue;
-    if (i * V >= h && (i + 1) * V <= end) {
+    if (span.loads_whole(i)) {
       stage[i] = v[q];
     } else {
 #pragma unroll 1
@@ -242,14 +245,13 @@ __device__ __forceinline__ void staged_trip(const T* __restrict__ x, T* __restri
     for (int q = 0; q < K; ++q) {
       const int i = q * kWarpSize + lane;
       if (i >= vecs) continue;
-      const int c = i * V - h;  // the vector's first element, counted from the span's start
-      if (c >= 0 && i * V + V <= end && (ld == n || c % ld + V <= n)) {
+      if (span.stores_whole(i)) {
         store_vec(y_window + i * V, stage[i]);
       } else {
 #pragma unroll 1
         for (int e = 0; e < V; ++e) {
           const int p = i * V + e;
-          if (p >= h && p < end && (p - h) % ld < n) y_window[p] = s[p];
+          if (span.is_output(p)) y_window[p] = s[p];
         }
       }
     }
