@@ -140,7 +140,10 @@ void check_invariants(const SoftmaxPlan& s, const Problem& p, const DeviceLimits
         CHECK((f.lanes_per_row == 1 || f.lanes_per_row * f.staged_rows <= 32));
         CHECK((f.lanes_per_row == 32 || 2 * f.lanes_per_row * f.staged_rows > 32));
         CHECK(V - 1 + (f.staged_rows - 1) * ld + p.N <= span);
-        CHECK(V - 1 + f.staged_rows * ld + p.N > span);
+        // As many rows as fit, or (the whole-rounds candidate) that many less the last round's.
+        const bool most = V - 1 + f.staged_rows * ld + p.N > span;
+        CHECK((most || (f.lanes_per_row == 1 && f.staged_rows % 32 == 0 &&
+                        V - 1 + (f.staged_rows + 32) * ld + p.N > span)));
         break;
       }
       const auto tiles = warp_rows_tiles(p.dtype);
@@ -1227,6 +1230,12 @@ TEST_CASE("dispatch: warp_rows' rows off 16-byte boundaries, staged to N = 64, t
       }
     }
   }
+  // bf16 N = 31: 65 rows a trip, three rounds of one lane a row; the candidate of two whole rounds.
+  const std::vector<SoftmaxPlan> c = candidate_plans(dense(541201, 31, DType::bf16), kH200);
+  CHECK(summary(c.front()) == "warp_rows staged R=65 G=1 cap=2048");
+  CHECK(std::any_of(c.begin(), c.end(), [](const SoftmaxPlan& s) {
+    return summary(s) == "warp_rows staged R=64 G=1 cap=2048";
+  }));
 }
 
 TEST_CASE("dispatch: warp_rows' grid, one block per rows for fp32, sized to the card for 16-bit",

@@ -127,12 +127,15 @@ bool warp_rows_staged_default(const Problem& p) {
 // The staged plan (warp_rows.cu, "Staged rows"): R rows a warp a trip, as many as fit in the span
 // of kWarpRowsStagedVecs vectors a lane whatever the first row's offset from a boundary, and G
 // lanes a row, the most that still give each of the R rows its own group (G x R <= 32, G a power
-// of two). nullopt when one row's window does not fit the span.
-std::optional<SoftmaxPlan> warp_rows_staged_plan(const Problem& p) {
+// of two). nullopt when one row's window does not fit the span. whole_rounds: R rounded down to
+// a multiple of 32 where more than 32 rows fit (one lane a row: the warp reduces 32 rows a round,
+// and a last round of a few rows costs as much as a full one); a candidate for the tuning test.
+std::optional<SoftmaxPlan> warp_rows_staged_plan(const Problem& p, bool whole_rounds = false) {
   const i64 V = vec_elems(p.dtype);
   const i64 span = i64{32} * kWarpRowsStagedVecs * V;
   if (p.N + V - 1 > span) return std::nullopt;
-  const i64 rows = (span - (V - 1) - p.N) / std::min(p.ld_x, span) + 1;
+  i64 rows = (span - (V - 1) - p.N) / std::min(p.ld_x, span) + 1;
+  if (whole_rounds) rows = rows > 32 ? rows - rows % 32 : rows;
   int lanes = 32;
   while (lanes > 1 && lanes * rows > 32) lanes /= 2;
   WarpRowsPlan w;
@@ -802,6 +805,9 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
             warp_rows_plan(p, {first.lanes_per_row, first.vecs}, persistent, !first.two_pass));
       }
       if (staged && !staged_first) out.push_back(*staged);
+      if (const std::optional<SoftmaxPlan> rounds = warp_rows_staged_plan(p, true);
+          staged && rounds && !(rounds->form == staged->form))
+        out.push_back(*rounds);
       break;
     }
     case SoftmaxFamily::block_row: {
