@@ -765,7 +765,7 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
       // Rows off 16-byte boundaries up to kWarpRowsStagedMaxN: the staged plan first (the
       // default). Then every tile of the two smallest capacities that hold N's window -- for rows
       // off boundaries the one with half the lanes and twice the vectors of the first of the
-      // smallest capacity first, where listed (on the H100 the fastest or tied at fp32 and bf16
+      // smallest capacity first, where listed (on the H100 1.00-1.27x the first at fp32 and bf16
       // N = 128 and 256, ld = N + 1: results/h100/odd-rows/tune-pad1.log) -- and the first of them
       // on the other
       // kind of grid and with the other reduction (two-pass <-> pairs' merge). The staged plan
