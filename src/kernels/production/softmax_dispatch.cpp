@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "kernels/production/staged_span.hpp"
+
 namespace smr {
 
 namespace {
@@ -131,11 +133,10 @@ bool warp_rows_staged_default(const Problem& p) {
 // a multiple of 32 where more than 32 rows fit (one lane a row: the warp reduces 32 rows a round,
 // and a last round of a few rows costs as much as a full one); a candidate for the tuning test.
 std::optional<SoftmaxPlan> warp_rows_staged_plan(const Problem& p, bool whole_rounds = false) {
-  const i64 V = vec_elems(p.dtype);
-  const i64 span = i64{32} * kWarpRowsStagedVecs * V;
-  if (p.N + V - 1 > span) return std::nullopt;
-  i64 rows = (span - (V - 1) - p.N) / std::min(p.ld_x, span) + 1;
-  if (whole_rounds) rows = rows > 32 ? rows - rows % 32 : rows;
+  const i64 span = warp_rows_staged_span(static_cast<int>(dtype_bytes(p.dtype)));
+  i64 rows = prod::staged_rows_fit(static_cast<int>(vec_elems(p.dtype)), p.N, p.ld_x, span);
+  if (rows == 0) return std::nullopt;
+  if (whole_rounds && rows > 32) rows -= rows % 32;
   int lanes = 32;
   while (lanes > 1 && lanes * rows > 32) lanes /= 2;
   WarpRowsPlan w;
@@ -143,11 +144,9 @@ std::optional<SoftmaxPlan> warp_rows_staged_plan(const Problem& p, bool whole_ro
   w.vecs = kWarpRowsStagedVecs;
   w.two_pass = true;
   w.capacity = span;
-  w.grid = 0;
   w.staged_rows = static_cast<int>(rows);
   SoftmaxPlan s;
   s.form = w;
-  s.rows_in_flight = 0;
   s.why = fmt::format(
       "{}: warp_rows staged, {} row(s) a warp a trip copied in 16-byte vectors into the warp's "
       "shared memory ({} elements from the first row's 16-byte window), each row reduced there by "
@@ -767,9 +766,9 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
       // off boundaries the one with half the lanes and twice the vectors of the first of the
       // smallest capacity first, where listed (on the H100 1.00-1.27x the first at fp32 and bf16
       // N = 128 and 256, ld = N + 1: results/h100/odd-rows/tune-pad1.log) -- and the first of them
-      // on the other
-      // kind of grid and with the other reduction (two-pass <-> pairs' merge). The staged plan
-      // is a candidate on every row it holds, last where it is not the default.
+      // on the other kind of grid and with the other reduction (two-pass <-> pairs' merge). The
+      // staged plan is a candidate on every row it holds, last where it is not the default, and
+      // beside it its whole-rounds form where that differs.
       const std::optional<SoftmaxPlan> staged = warp_rows_staged_plan(p);
       const bool staged_first = staged && warp_rows_staged_default(p);
       if (staged_first) out.push_back(*staged);

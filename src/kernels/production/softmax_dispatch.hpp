@@ -72,6 +72,10 @@ inline constexpr int kVectorBytes = 16;             // one LDG.E.128 / STG.E.128
 inline constexpr int kWarpRowsThreads = 256;        // warp_rows block size (8 warps)
 inline constexpr int kWarpRowsStagedVecs = 8;       // warp_rows staged: 16-byte vectors a lane
                                                     // stages a trip (a 4 KB span a warp)
+// The elements one warp's staged span holds: 32 lanes x kWarpRowsStagedVecs vectors.
+constexpr std::int64_t warp_rows_staged_span(int elem_bytes) {
+  return std::int64_t{32} * kWarpRowsStagedVecs * (kVectorBytes / elem_bytes);
+}
 // Rows off 16-byte boundaries up to this N take warp_rows' staged plan by default (measured
 // ahead of torch.softmax at N = 31 and 33 on the H100, behind the register tiles at 128 and 256:
 // softmax_dispatch.cpp, warp_rows_staged_default).

@@ -9,6 +9,8 @@
 // padding. Window vector i holds positions [i V, i V + V).
 #pragma once
 
+#include <cstdint>
+
 #if defined(__CUDACC__)
 #define SMR_SPAN_HD __host__ __device__ __forceinline__
 #else
@@ -16,6 +18,16 @@
 #endif
 
 namespace smr::prod {
+
+// The most rows of n elements, ld apart, that a span of `span` elements holds whatever the first
+// row's offset h < V from a boundary: V - 1 + (R - 1) min(ld, span) + n <= span (a stride past the
+// span holds one row a trip); 0 when not even one row fits. The dispatch sizes its staged plans
+// by it, the launcher checks a plan against it.
+SMR_SPAN_HD std::int64_t staged_rows_fit(int V, std::int64_t n, std::int64_t ld,
+                                         std::int64_t span) {
+  if (n + V - 1 > span) return 0;
+  return (span - (V - 1) - n) / (ld < span ? ld : span) + 1;
+}
 
 struct StagedSpan {
   int h;     // the first row's offset from the boundary below it

@@ -35,9 +35,9 @@
 // boundaries up to kWarpRowsStagedMaxN elements). A register tile must hold a row's whole window,
 // so a short row off a boundary takes a tile of up to twice its length with lanes idle (N = 31
 // fp32: 64, four rows a warp, 496 bytes a trip), and its head and tail go element by element.
-// warp_rows_staged_kernel, below, cuts the work by memory instead: a warp copies the span of its next R consecutive rows -- from the first row's
-// 16-byte window to the last row's end, up to kStagedSpan(T) elements -- into its own part of
-// shared memory in 16-byte vectors (only the span's first and last vector, where partial, element
+// warp_rows_staged_kernel, below, cuts the work by memory instead: a warp copies the span of its
+// next R consecutive rows -- from the first row's 16-byte window to the last row's end, up to
+// kStagedSpan<T> elements -- into its own part of shared memory in 16-byte vectors (only the span's first and last vector, where partial, element
 // by element), reduces each row there with G lanes per row (max, then the exponentials' sum, then
 // the outputs written in place: the two-pass reduction), and stores the span back in 16-byte
 // vectors where y's rows lie as x's (a vector that touches a row's padding, element by element),
@@ -157,12 +157,12 @@ void launch_tile(const WarpRowsPlan& plan, const Launch& l) {
   with_access(access, [&](auto a) { launch_access<T, G, K, kTwoPass, a>(plan, l); });
 }
 
-
 // ---- Staged rows --------------------------------------------------------------------------------
 
 // Elements of the span one warp stages per trip: kWarpRowsStagedVecs 16-byte vectors per lane.
 template <class T>
-inline constexpr int kStagedSpan = kWarpSize * kWarpRowsStagedVecs * Vec<T>::kElems;
+inline constexpr int kStagedSpan = static_cast<int>(warp_rows_staged_span(sizeof(T)));
+static_assert(kStagedSpan<float> == kWarpSize * kWarpRowsStagedVecs * Vec<float>::kElems);
 
 // Rows [first, first + rows) of x, staged: x's span (from the first row's window to the last row's
 // end) copied to `stage`, each row reduced there with G lanes per row, the outputs written over
@@ -322,9 +322,7 @@ void launch_warp_rows(const WarpRowsPlan& plan, const Launch& l) {
   if (plan.staged_rows > 0) {
     with_storage(p.dtype, [&](auto type_tag) {
       using T = decltype(type_tag);
-      const std::int64_t V = Vec<T>::kElems;
-      if (V - 1 + (plan.staged_rows - 1) * std::min<std::int64_t>(p.ld_x, kStagedSpan<T>) + p.N >
-          kStagedSpan<T>)
+      if (plan.staged_rows > staged_rows_fit(Vec<T>::kElems, p.N, p.ld_x, kStagedSpan<T>))
         throw std::invalid_argument("warp_rows: " + std::to_string(plan.staged_rows) +
                                     " staged rows of N = " + std::to_string(p.N) +
                                     ", ld = " + std::to_string(p.ld_x) + " exceed the span of " +
