@@ -405,6 +405,30 @@ TEST_CASE("cudnn: one handle reused across shapes and streams", "[gpu][cudnn]") 
     CHECK(!run.guard_error);
     CHECK(!run.padding_error);
   }
+  // 16-bit storage: bf16 and fp16 rows, short and long, checked at the storage's tolerance. A
+  // cuDNN that does not take the type fails the launch with its NOT_SUPPORTED status: said, and
+  // the sweep would record the same failure.
+  for (const DType t : {DType::bf16, DType::f16})
+    for (const Problem& p : {dense(64, 33, t), dense(32, 1024, t), dense(2, 1 << 17, t)}) {
+      INFO(to_string(t) << ": M = " << p.M << ", N = " << p.N);
+      REQUIRE(!why_unsupported(*k, p, limits));
+      std::vector<float> x = make_input(p, 700 + p.N, InputKind::normal);
+      round_to_storage(x, t);
+      smr::test::KernelRun run;
+      try {
+        run = smr::test::run_kernel(*k, p, x);
+      } catch (const std::exception& e) {
+        const std::string what = e.what();
+        WARN("cudnn " << to_string(t) << " launch failed: " << what);
+        CHECK(what.find("CUDNN_STATUS_NOT_SUPPORTED") != std::string::npos);
+        continue;
+      }
+      const VerifyResult v = verify_storage_output(p, x, run.y);
+      INFO(v.detail);
+      CHECK(v.passed);
+      CHECK(!run.guard_error);
+      CHECK(!run.padding_error);
+    }
   // What cuDNN makes of the rows our rules define as NaN: reported, not asserted.
   const Problem p = dense(8, 64);
   const std::vector<float> x = make_input(p, 1, InputKind::mixed);

@@ -5,6 +5,10 @@
 // images). The (M, N) matrix is described as an NCHW tensor of shape (M, N, 1, 1) whose image
 // stride is the row stride: strides (ld, 1, 1, 1), one descriptor for x and one for y. (cuDNN
 // 9.14 on the H200 ignored an image stride ld > N -- see unsupported() -- so only dense rows run.)
+// fp32, bf16 and fp16 storage (CUDNN_DATA_FLOAT, _BFLOAT16, _HALF); alpha and beta are floats for
+// all three, as cuDNN takes them for 16-bit tensors. A data type this cuDNN's softmax does not
+// take fails the launch with cuDNN's own status (CUDNN_STATUS_NOT_SUPPORTED), which the sweep
+// records as the peer's failure.
 //
 // One cuDNN handle per host thread and device, created on first use and kept alive (creating a
 // handle costs milliseconds; the sweep times thousands of launches), destroyed when the thread
@@ -12,7 +16,8 @@
 // launch does no host work but cudnnSetStream and the call itself.
 //
 // Traffic: cuDNN does not say what it does, so its model is what its counters measured
-// (results/h200/default/results.json, the cudnn records, fp32 far above L2): one read of x and one
+// (results/h200/default/results.json, the cudnn records, fp32 far above L2; 16-bit rows take the
+// same rule, unmeasured until a bf16 run's counters say otherwise): one read of x and one
 // write of y -- the fused 2 passes -- up to N = 32768, and from N = 65536 on three reads and two
 // writes of an x-sized buffer, the unfused pipeline's 5 passes (max, exp to a temporary, scale).
 // traffic_for() applies the fused model up to kCudnnOnePassMaxN and the unfused one above it (with
@@ -89,9 +94,9 @@ class TensorDescriptor {
   TensorDescriptor(const TensorDescriptor&) = delete;
   cudnnTensorDescriptor_t get() const { return d_; }
 
-  // (rows, cols, 1, 1) with image stride `ld`: row i starts ld elements after row i - 1.
-  void set_rows(std::int64_t rows, std::int64_t cols, std::int64_t ld) {
-    CUDNN_CHECK(cudnnSetTensor4dDescriptorEx(d_, CUDNN_DATA_FLOAT, static_cast<int>(rows),
+  // (rows, cols, 1, 1) of `type` with image stride `ld`: row i starts ld elements after row i - 1.
+  void set_rows(cudnnDataType_t type, std::int64_t rows, std::int64_t cols, std::int64_t ld) {
+    CUDNN_CHECK(cudnnSetTensor4dDescriptorEx(d_, type, static_cast<int>(rows),
                                              static_cast<int>(cols), 1, 1, static_cast<int>(ld),
                                              1, 1, 1));
   }
@@ -99,6 +104,15 @@ class TensorDescriptor {
  private:
   cudnnTensorDescriptor_t d_ = nullptr;
 };
+
+cudnnDataType_t cudnn_type(DType t) {
+  switch (t) {
+    case DType::f32: return CUDNN_DATA_FLOAT;
+    case DType::bf16: return CUDNN_DATA_BFLOAT16;
+    case DType::f16: return CUDNN_DATA_HALF;
+  }
+  throw std::invalid_argument("cudnn: unknown dtype");
+}
 
 struct CudnnState {
   CudnnHandle handle;
@@ -120,13 +134,14 @@ void launch(const Launch& l) {
   CudnnState& st = state_for_current_device();
   const Problem& p = l.p;
   const Problem& q = st.shape;
-  if (p.M != q.M || p.N != q.N || p.ld_x != q.ld_x || p.ld_y != q.ld_y) {
-    st.x.set_rows(p.M, p.N, p.ld_x);
-    st.y.set_rows(p.M, p.N, p.ld_y);
+  if (p.M != q.M || p.N != q.N || p.ld_x != q.ld_x || p.ld_y != q.ld_y || p.dtype != q.dtype) {
+    st.x.set_rows(cudnn_type(p.dtype), p.M, p.N, p.ld_x);
+    st.y.set_rows(cudnn_type(p.dtype), p.M, p.N, p.ld_y);
     st.shape = p;
   }
   CUDNN_CHECK(cudnnSetStream(st.handle.get(), l.stream));
-  const float alpha = 1.0f, beta = 0.0f;  // y = 1 * softmax(x) + 0 * y: y is only written
+  // y = 1 * softmax(x) + 0 * y: y is only written (floats for every data type here)
+  const float alpha = 1.0f, beta = 0.0f;
   CUDNN_CHECK(cudnnSoftmaxForward(st.handle.get(), CUDNN_SOFTMAX_ACCURATE,
                                   CUDNN_SOFTMAX_MODE_INSTANCE, &alpha, st.x.get(), l.x, &beta,
                                   st.y.get(), l.y));
@@ -177,7 +192,7 @@ KernelInfo cudnn() {
   k.traffic_for = [](const Problem& p, const DeviceLimits&) {
     return p.N <= kCudnnOnePassMaxN ? TrafficModel::fused : TrafficModel::unfused;
   };
-  k.dtypes = {DType::f32};
+  k.dtypes = {DType::f32, DType::bf16, DType::f16};
   k.unsupported = unsupported;
 #ifdef SMR_HAVE_CUDNN
   k.launch = launch;
