@@ -92,5 +92,47 @@ class Cards(unittest.TestCase):
         self.assertEqual(cells[4:], ["-", "90.0%"])
 
 
+def nrec(kernel, n, median_s, pct, dtype="fp32", ld=None, status="ok"):
+    r = rec(kernel, n, median_s, pct, status)
+    r.update(dtype=dtype, ld_x=ld or n, ld_y=ld or n)
+    return r
+
+
+def ncells(text, dtype, n):
+    part = text[text.index(f"### {dtype}"):]
+    lines = [l for l in part.splitlines() if l.startswith(f"| {n} |")]
+    return [c.strip() for c in lines[0].strip("|").split("|")]
+
+
+class Neighbours(unittest.TestCase):
+    def test_odd_rows_beside_the_nearest_aligned_padded_beside_their_dense_n(self):
+        odd = doc([nrec("softmax", 31, 1.0, 60.0), nrec("torch.softmax", 31, 1.5, 40.0),
+                   nrec("softmax", 32, 1.0, 95.0), nrec("softmax", 100, 1.0, 90.0),
+                   nrec("softmax", 128, 1.0, 99.0), nrec("softmax", 1000, 1.0, 98.0),
+                   nrec("cudnn", 100, 0, 0, status="failed"),
+                   nrec("softmax", 33, 1.0, 50.0, dtype="bf16"), nrec("softmax", 32, 1.0, 90.0, dtype="bf16")])
+        padded = doc([nrec("softmax", 128, 2.0, 49.5, ld=131)])
+        text = tables.neighbours_table(odd, "odd.json", padded, "padded.json")
+        # 31 beside 32 (log-nearest), 10 points under, 1.5x torch.softmax; a failed peer says so.
+        c = ncells(text, "fp32", 31)
+        self.assertEqual(c[:7], ["31", "31", str((1 << 27) // 31), "60.0%", "32", "95.0%", "-35.0"])
+        self.assertEqual(c[7], "1.50x")
+        self.assertEqual(ncells(text, "fp32", 100)[4], "128")
+        self.assertEqual(ncells(text, "fp32", 100)[9], "failed")
+        # Aligned lengths (1000 is 125 vectors of 16-bit and 250 of fp32) are neighbours, not rows.
+        self.assertNotIn("| 1000 |", text)
+        # The padded row beside the dense one of its N, from the other run.
+        self.assertEqual(ncells(text, "fp32", 128)[:7], ["128", "131", str((1 << 27) // 128), "49.5%", "128",
+                                                         "99.0%", "-49.5"])
+        self.assertEqual(ncells(text, "bf16", 33)[4:7], ["32", "90.0%", "-40.0"])
+
+    def test_runs_of_two_cards_are_refused(self):
+        a, b = doc([nrec("softmax", 31, 1.0, 60.0)]), doc([nrec("softmax", 128, 1.0, 60.0, ld=131)])
+        a["device"], b["device"] = {"name": "NVIDIA H100"}, {"name": "NVIDIA H200"}
+        with self.assertRaises(SystemExit) as e:
+            tables.neighbours_table(a, "a.json", b, "b.json")
+        self.assertIn("different cards", str(e.exception.code))
+
+
 if __name__ == "__main__":
     unittest.main()
