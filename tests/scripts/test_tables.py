@@ -107,9 +107,9 @@ def ncells(text, dtype, n):
 class Neighbours(unittest.TestCase):
     def test_odd_rows_beside_the_nearest_aligned_padded_beside_their_dense_n(self):
         odd = doc([nrec("softmax", 31, 1.0, 60.0), nrec("torch.softmax", 31, 1.5, 40.0),
-                   nrec("softmax", 32, 1.0, 95.0), nrec("softmax", 100, 1.0, 90.0),
+                   nrec("softmax", 32, 1.0, 95.0), nrec("softmax", 100, 1.0, 90.0), nrec("softmax", 97, 1.0, 90.0),
                    nrec("softmax", 128, 1.0, 99.0), nrec("softmax", 1000, 1.0, 98.0),
-                   nrec("cudnn", 100, 0, 0, status="failed"),
+                   nrec("cudnn", 97, 0, 0, status="failed"),
                    nrec("softmax", 33, 1.0, 50.0, dtype="bf16"), nrec("softmax", 32, 1.0, 90.0, dtype="bf16")])
         padded = doc([nrec("softmax", 128, 2.0, 49.5, ld=131)])
         text = tables.neighbours_table(odd, "odd.json", padded, "padded.json")
@@ -117,14 +117,18 @@ class Neighbours(unittest.TestCase):
         c = ncells(text, "fp32", 31)
         self.assertEqual(c[:7], ["31", "31", str((1 << 27) // 31), "60.0%", "32", "95.0%", "-35.0"])
         self.assertEqual(c[7], "1.50x")
-        self.assertEqual(ncells(text, "fp32", 100)[4], "128")
-        self.assertEqual(ncells(text, "fp32", 100)[9], "failed")
-        # Aligned lengths (1000 is 125 vectors of 16-bit and 250 of fp32) are neighbours, not rows.
+        self.assertEqual(ncells(text, "fp32", 97)[4], "100")  # 25 vectors: aligned in fp32
+        self.assertEqual(ncells(text, "fp32", 97)[9], "failed")
+        # Whole vectors in the dtype (fp32 100: 25; 1000: 250) are neighbours, not rows.
         self.assertNotIn("| 1000 |", text)
+        self.assertNotIn("| 100 |", text)
         # The padded row beside the dense one of its N, from the other run.
         self.assertEqual(ncells(text, "fp32", 128)[:7], ["128", "131", str((1 << 27) // 128), "49.5%", "128",
                                                          "99.0%", "-49.5"])
         self.assertEqual(ncells(text, "bf16", 33)[4:7], ["32", "90.0%", "-40.0"])
+        # 100 bf16 is 12.5 vectors: a row off boundaries there.
+        bf = doc([nrec("softmax", 100, 1.0, 70.0, dtype="bf16"), nrec("softmax", 128, 1.0, 90.0, dtype="bf16")])
+        self.assertEqual(ncells(tables.neighbours_table(bf, "b.json"), "bf16", 100)[4:7], ["128", "90.0%", "-20.0"])
 
     def test_runs_of_two_cards_are_refused(self):
         a, b = doc([nrec("softmax", 31, 1.0, 60.0)]), doc([nrec("softmax", 128, 1.0, 60.0, ld=131)])
