@@ -120,8 +120,9 @@ class Neighbours(unittest.TestCase):
         self.assertEqual(ncells(text, "fp32", 97)[4], "100")  # 25 vectors: aligned in fp32
         self.assertEqual(ncells(text, "fp32", 97)[9], "failed")
         # Whole vectors in the dtype (fp32 100: 25; 1000: 250) are neighbours, not rows.
-        self.assertNotIn("| 1000 |", text)
-        self.assertNotIn("| 100 |", text)
+        firsts = [l.split("|")[1].strip() for l in text.splitlines() if l.startswith("| ")]
+        self.assertNotIn("1000", firsts)
+        self.assertNotIn("100", firsts)
         # The padded row beside the dense one of its N, from the other run.
         self.assertEqual(ncells(text, "fp32", 128)[:7], ["128", "131", str((1 << 27) // 128), "49.5%", "128",
                                                          "99.0%", "-49.5"])
