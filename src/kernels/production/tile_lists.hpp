@@ -56,7 +56,9 @@ using WarpRowsTiles16 =
 // fp32 registers a thread of fp32's 1024 x 8 holds. Every block stays within 64 registers a thread.
 // 3072-element tiles (fp32 192 x 4, 16-bit 96 x 4) hold N = 3000 closer than a 4096 tile would;
 // 1024-element tiles (fp32 64 x 4, 16-bit 64 x 2) are block_row's for fp32 rows of 513 ... 1024
-// (softmax_dispatch.hpp, warp_rows_max_n) and candidates against warp_rows for 16-bit rows. fp32
+// (softmax_dispatch.hpp, warp_rows_max_n) and candidates against warp_rows for 16-bit rows, with
+// the 16-bit tiles of one vector a thread (64 x 1, 128 x 1: 512 and 1024 elements, one row on 2
+// or 4 warps, as the Triton seed kernel holds a 16-bit row of 1024), untimed so far. fp32
 // tiles half again as wide as a power of two (96 x 4, 384 x 4) are there because fp32 rows take
 // the widest tile they fill to at least kBlockRowMinFillPercent (softmax_dispatch.hpp). Tiles
 // that ran slower than these and are not built (768 x 4; 8 elements a thread on 256-1024 threads;
@@ -67,7 +69,8 @@ using BlockRowTilesFp32 =
              RegisterTile<256, 4>, RegisterTile<384, 4>, RegisterTile<512, 4>, RegisterTile<512, 8>,
              RegisterTile<1024, 8>>;
 using BlockRowTiles16 =
-    TileList<RegisterTile<64, 2>, RegisterTile<64, 4>, RegisterTile<128, 2>, RegisterTile<96, 4>,
+    TileList<RegisterTile<64, 1>, RegisterTile<64, 2>, RegisterTile<128, 1>, RegisterTile<64, 4>,
+             RegisterTile<128, 2>, RegisterTile<96, 4>,
              RegisterTile<128, 4>, RegisterTile<256, 2>, RegisterTile<256, 4>, RegisterTile<512, 2>,
              RegisterTile<512, 4>, RegisterTile<1024, 2>, RegisterTile<1024, 4>>;
 
