@@ -174,13 +174,14 @@ TEST_CASE("production softmax: every candidate plan of a shape is correct",
   // windows (storage.cuh), the row's offset from a boundary changing from row to row.
   // 24001 x 128 and 60013 x 36: more rows than the persistent warp_rows grid takes in one trip
   // (up to 3 trips a warp, the last partly past M; 36 bf16 is 72-byte rows, read through
-  // windows).
+  // windows). 131 x 300: block_row's 16-bit tiles of one vector a thread (64 x 1 holds a bf16
+  // row of 300 through its window), candidates against warp_rows.
   const Problem shapes[] = {dense(133, 100),  dense(64, 1000),  dense(37, 3001),
                             dense(20, 20000), dense(9, 65544),  dense(40, 250000),
                             Problem{40, 250001, 250004, 250008, DType::f32}, dense(40, 250001),
                             dense(2, 2000003),
                             dense(67, 1021),  dense(9, 50257),  dense(3, 1000003),
-                            dense(24001, 128), dense(60013, 36)};
+                            dense(24001, 128), dense(60013, 36), dense(131, 300)};
   for (const DType t : {DType::f32, DType::bf16}) {
     // Two rows too long for the card's shared memory (each read twice, the part past the slices'
     // shared memory streamed), the second starting off a 16-byte boundary: every candidate plan
