@@ -803,10 +803,12 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
         out.push_back(
             warp_rows_plan(p, {first.lanes_per_row, first.vecs}, persistent, !first.two_pass));
       }
-      if (staged && !staged_first) out.push_back(*staged);
-      if (const std::optional<SoftmaxPlan> rounds = warp_rows_staged_plan(p, true);
-          staged && rounds && !(rounds->form == staged->form))
-        out.push_back(*rounds);
+      if (staged) {
+        if (!staged_first) out.push_back(*staged);
+        if (const std::optional<SoftmaxPlan> rounds = warp_rows_staged_plan(p, true);
+            rounds && !(rounds->form == staged->form))
+          out.push_back(*rounds);
+      }
       break;
     }
     case SoftmaxFamily::block_row: {

@@ -71,8 +71,8 @@ using BlockRowTilesFp32 =
 using BlockRowTiles16 =
     TileList<RegisterTile<64, 1>, RegisterTile<64, 2>, RegisterTile<128, 1>, RegisterTile<64, 4>,
              RegisterTile<128, 2>, RegisterTile<96, 4>, RegisterTile<128, 4>, RegisterTile<256, 2>,
-             RegisterTile<256, 4>, RegisterTile<512, 2>, RegisterTile<512, 4>, RegisterTile<1024, 2>,
-             RegisterTile<1024, 4>>;
+             RegisterTile<256, 4>, RegisterTile<512, 2>, RegisterTile<512, 4>,
+             RegisterTile<1024, 2>, RegisterTile<1024, 4>>;
 
 // ---- block_hybrid: (threads, K), the register part of a row that continues in shared memory --
 // block_row's largest tiles: 32768 elements (fp32 8 vectors, 16-bit 4) on 1024 threads, and 16384

@@ -37,16 +37,17 @@
 // fp32: 64, four rows a warp, 496 bytes a trip), and its head and tail go element by element.
 // warp_rows_staged_kernel, below, cuts the work by memory instead: a warp copies the span of its
 // next R consecutive rows -- from the first row's 16-byte window to the last row's end, up to
-// kStagedSpan<T> elements -- into its own part of shared memory in 16-byte vectors (only the span's first and last vector, where partial, element
-// by element), reduces each row there with G lanes per row (max, then the exponentials' sum, then
-// the outputs written in place: the two-pass reduction), and stores the span back in 16-byte
-// vectors where y's rows lie as x's (a vector that touches a row's padding, element by element),
-// else element by element, the warp's lanes on consecutive elements. Every access to global
-// memory is then a whole coalesced vector except two per trip (and the padding's edges), whatever
-// N and ld are; the cost is the shared memory round trip (a 16-byte store and load per vector,
-// three 4- or 2-byte loads and one store per element) and 32 KB of shared memory a block. On the
-// H100 that paid for rows of 31 and 33 elements and not for 128 and 256, where a register tile
-// of half the lanes and twice the vectors ran faster (results/h100/odd-rows/).
+// kStagedSpan<T> elements -- into its own part of shared memory in 16-byte vectors (only the span's
+// first and last vector, where partial, element by element), reduces each row there with G lanes
+// per row (max, then the exponentials' sum, then the outputs written in place: the two-pass
+// reduction), and stores the span back in 16-byte vectors where y's rows lie as x's (a vector that
+// touches a row's padding, element by element), else element by element, the warp's lanes on
+// consecutive elements. Every access to global memory is then a whole coalesced vector except two
+// per trip (and the padding's edges), whatever N and ld are; the cost is the shared memory round
+// trip (a 16-byte store and load per vector, three 4- or 2-byte loads and one store per element)
+// and 32 KB of shared memory a block. On the H100 that paid for rows of 31 and 33 elements and not
+// for 128 and 256, where a register tile of half the lanes and twice the vectors ran faster
+// (results/h100/odd-rows/).
 #include <algorithm>
 #include <stdexcept>
 #include <string>
