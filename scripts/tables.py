@@ -34,8 +34,13 @@ ORDER = ["softmax", "fused", "online", "unfused", "cudnn", "torch.softmax", "tri
 
 
 def load(path):
-    with open(path) as f:
-        doc = json.load(f)
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except OSError as e:
+        sys.exit(f"tables.py: {path}: cannot read it ({e.strerror})")
+    except json.JSONDecodeError as e:
+        sys.exit(f"tables.py: {path}: not JSON (line {e.lineno}, column {e.colno}: {e.msg})")
     if doc.get("schema") != "softmax-roofline/results":
         sys.exit(f"tables.py: {path}: not a softmax-roofline results document")
     return doc

@@ -138,6 +138,20 @@ class Neighbours(unittest.TestCase):
             tables.neighbours_table(a, "a.json", b, "b.json")
         self.assertIn("different cards", str(e.exception.code))
 
+    def test_a_missing_or_broken_file_is_one_line_naming_it(self):
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            broken = pathlib.Path(d) / "broken.json"
+            broken.write_text("{")
+            for path, words in ((pathlib.Path(d) / "absent.json", "cannot read it"),
+                                (broken, "not JSON")):
+                with self.assertRaises(SystemExit) as e:
+                    tables.load(str(path))
+                message = str(e.exception.code)
+                self.assertIn(str(path), message)
+                self.assertIn(words, message)
+                self.assertNotIn("\n", message)
+
 
 if __name__ == "__main__":
     unittest.main()
