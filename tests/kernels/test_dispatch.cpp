@@ -1159,6 +1159,42 @@ TEST_CASE("dispatch: fp32 block_row rows of 1000-4096 take the tiles measured fa
   CHECK(block_row_of(b).vecs == 4);
 }
 
+TEST_CASE("dispatch: 16-bit rows just past a power of two take the tile half again as wide",
+          "[dispatch]") {
+  // 1025 elements, or 1023 (or 1024 at a stride of 1025) off a 16-byte boundary (a window of up
+  // to N + 7), fill 96 x 2 (1536) two thirds where 64 x 4 (2048) is half full; likewise 4097 on
+  // 192 x 4 (6144, against 8192) and 8193 on 384 x 4 (12288, against 16384). The power-of-two
+  // tile stays a candidate beside it.
+  const auto strided = [](std::int64_t N, std::int64_t ld, DType t) {
+    Problem p = dense(4096, N, t);
+    p.ld_x = p.ld_y = ld;
+    return p;
+  };
+  for (const DType t : {DType::bf16, DType::f16}) {
+    for (const auto& [p, threads, vecs, power_of_two] :
+         {std::tuple{strided(1025, 1025, t), 96, 2, 2048},
+          std::tuple{strided(1023, 1023, t), 96, 2, 2048},
+          std::tuple{strided(1024, 1025, t), 96, 2, 2048},
+          std::tuple{strided(1536, 1536, t), 96, 2, 2048},
+          std::tuple{strided(4097, 4097, t), 192, 4, 8192},
+          std::tuple{strided(8193, 8193, t), 384, 4, 16384}}) {
+      const SoftmaxPlan s = plan_softmax(p, kH200);
+      INFO(to_string(t) << " N = " << p.N << " ld = " << p.ld_x << ": " << summary(s));
+      REQUIRE(s.family() == SoftmaxFamily::block_row);
+      CHECK(block_row_of(s).threads == threads);
+      CHECK(block_row_of(s).vecs == vecs);
+      const std::vector<SoftmaxPlan> c = family_plans(SoftmaxFamily::block_row, p, kH200);
+      CHECK(std::any_of(c.begin(), c.end(), [&, cap = power_of_two](const SoftmaxPlan& q) {
+        return block_row_of(q).capacity == cap;
+      }));
+    }
+    // Past 1536 the next tile is 64 x 4 again; an aligned 1024 stays on warp_rows' 32 x 4.
+    const SoftmaxPlan past = plan_softmax(strided(1537, 1537, t), kH200);
+    CHECK(block_row_of(past).capacity == 2048);
+    CHECK(plan_softmax(strided(1024, 1024, t), kH200).family() == SoftmaxFamily::warp_rows);
+  }
+}
+
 TEST_CASE("dispatch: a candidate plan is found by its summary, and only a candidate",
           "[dispatch]") {
   const Problem p = dense(65536, 2048);

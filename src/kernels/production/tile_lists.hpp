@@ -55,6 +55,10 @@ using WarpRowsTiles16 =
 // 1024 x 2 (more bytes in flight per thread). 1024 x 4 holds 32768 16-bit elements as the 32
 // fp32 registers a thread of fp32's 1024 x 8 holds. Every block stays within 64 registers a thread.
 // 3072-element tiles (fp32 192 x 4, 16-bit 96 x 4) hold N = 3000 closer than a 4096 tile would;
+// the 16-bit tiles half again as wide as a power of two (96 x 2, 192 x 4, 384 x 4: 1536, 6144,
+// 12288 elements) hold a row just past a power of two -- 1025, or 1023 off a 16-byte boundary,
+// whose window needs 7 elements more -- two thirds full where the next power of two is half
+// full (untimed: docs/performance.md, "Rows off 16-byte boundaries");
 // 1024-element tiles (fp32 64 x 4, 16-bit 64 x 2) are block_row's for fp32 rows of 513 ... 1024
 // (softmax_dispatch.hpp, warp_rows_max_n) and candidates against warp_rows for 16-bit rows, with
 // the 16-bit tiles of one vector a thread (64 x 1, 128 x 1: 512 and 1024 elements, one row on 2
@@ -69,10 +73,11 @@ using BlockRowTilesFp32 =
              RegisterTile<256, 4>, RegisterTile<384, 4>, RegisterTile<512, 4>, RegisterTile<512, 8>,
              RegisterTile<1024, 8>>;
 using BlockRowTiles16 =
-    TileList<RegisterTile<64, 1>, RegisterTile<64, 2>, RegisterTile<128, 1>, RegisterTile<64, 4>,
-             RegisterTile<128, 2>, RegisterTile<96, 4>, RegisterTile<128, 4>, RegisterTile<256, 2>,
-             RegisterTile<256, 4>, RegisterTile<512, 2>, RegisterTile<512, 4>,
-             RegisterTile<1024, 2>, RegisterTile<1024, 4>>;
+    TileList<RegisterTile<64, 1>, RegisterTile<64, 2>, RegisterTile<128, 1>, RegisterTile<96, 2>,
+             RegisterTile<64, 4>, RegisterTile<128, 2>, RegisterTile<96, 4>, RegisterTile<128, 4>,
+             RegisterTile<256, 2>, RegisterTile<192, 4>, RegisterTile<256, 4>, RegisterTile<512, 2>,
+             RegisterTile<384, 4>, RegisterTile<512, 4>, RegisterTile<1024, 2>,
+             RegisterTile<1024, 4>>;
 
 // ---- block_hybrid: (threads, K), the register part of a row that continues in shared memory --
 // block_row's largest tiles: 32768 elements (fp32 8 vectors, 16-bit 4) on 1024 threads, and 16384
