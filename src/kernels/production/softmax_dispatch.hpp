@@ -108,7 +108,8 @@ inline constexpr std::int64_t kSplitPipelinedMinRows = 3;
 // whatever the storage, and a 1024-thread block stays within 64 registers a thread).
 inline constexpr std::int64_t kWarpRowsMaxN = 1024;  // warp_rows' largest tile
 // The longest row warp_rows runs by default: 1024 for 16-bit rows; fp32 rows of 513 ... 1024 go
-// to block_row, whose 64 x 4 tile ran faster than warp_rows' 32 x 8 there on the H200
+// to block_row, whose 64 x 4 tile (96 x 4 from about N = 1000, kBlockRowMinFillPercent) ran
+// faster than warp_rows' 32 x 8 there on the H200
 // (results/h200/tuning/; docs/performance.md, "warp_rows").
 std::int64_t warp_rows_max_n(DType t);
 // warp_rows' reduction: 16-bit rows reduce the max over the lane group first, then the sum against

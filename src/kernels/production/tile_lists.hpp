@@ -5,8 +5,10 @@
 // A tile is (lanes, vectors): the threads that hold one row (warp_rows: G lanes of a warp;
 // block_row and cluster_tile: the block's threads) and the 16-byte vectors each of them holds
 // (K). Its capacity in elements is lanes x K x (16 / dtype bytes). Each list is ordered by
-// capacity, and the first tile of each capacity is the dispatch's default for it; the others
-// are there for the tuning test (experiments/test_tuning.cpp, "[.tune]"), which times them.
+// capacity (cluster_tile's largest first), and the first tile of each capacity is the
+// dispatch's default for it (for warp_rows rows off 16-byte boundaries, the tile of that capacity
+// with half the lanes and twice the vectors); the others are there for the tuning test
+// (experiments/test_tuning.cpp, "[.tune]"), which times them.
 #pragma once
 
 #include <vector>
@@ -34,10 +36,10 @@ struct TileList {};
 // fp32: 8 elements per lane (K = 2) while lanes are added, up to capacity 256 (32 lanes), then 4
 // vectors per lane (capacity 512), and beside each capacity the same row on other lanes x
 // vectors: on the H200 2 vectors on twice the lanes ran faster than 4 vectors per lane at
-// N = 128 and 256. 16-bit rows take 2 vectors per lane first wherever the capacity allows (faster
-// than 1 vector per lane at N = 32 ... 256). Evidence: results/h200/tuning/; docs/performance.md,
-// "warp_rows". A 16-bit lane holds at most 4 vectors: at 8 (64
-// elements) ptxas needed 194 registers and spilled.
+// N = 128 and 256. 16-bit rows take 2 vectors per lane first from capacity 32 on (faster than 1
+// vector per lane at N = 32 ... 256; capacities 8 and 16 are 1 x 1 and 2 x 1 only). Evidence:
+// results/h200/tuning/; docs/performance.md, "warp_rows". A 16-bit lane holds at most 4 vectors:
+// at 8 (64 elements) ptxas needed 194 registers and spilled.
 using WarpRowsTilesFp32 =
     TileList<RegisterTile<1, 2>, RegisterTile<2, 2>, RegisterTile<4, 2>, RegisterTile<2, 4>,
              RegisterTile<8, 2>, RegisterTile<4, 4>, RegisterTile<2, 8>, RegisterTile<16, 2>,
@@ -54,13 +56,14 @@ using WarpRowsTiles16 =
 // 16 (2 vectors) beside them: on the H200 a 16-bit row of 16384 ran faster on 512 x 4 than on
 // 1024 x 2 (more bytes in flight per thread). 1024 x 4 holds 32768 16-bit elements as the 32
 // fp32 registers a thread of fp32's 1024 x 8 holds. Every block stays within 64 registers a thread.
-// 3072-element tiles (fp32 192 x 4, 16-bit 96 x 4) hold N = 3000 closer than a 4096 tile would;
+// 3072-element tiles: 16-bit 96 x 4 holds N = 3000 closer than a 4096 tile would, fp32 192 x 4
+// is the default for rows of about 2000 ... 2660 (the fill rule below);
 // the 16-bit tiles half again as wide as a power of two (96 x 2, 192 x 4, 384 x 4: 1536, 6144,
 // 12288 elements) hold a row just past a power of two -- 1025, or 1023 off a 16-byte boundary,
 // whose window needs 7 elements more -- two thirds full where the next power of two is half
 // full (untimed: docs/performance.md, "Rows off 16-byte boundaries");
-// 1024-element tiles (fp32 64 x 4, 16-bit 64 x 2) are block_row's for fp32 rows of 513 ... 1024
-// (softmax_dispatch.hpp, warp_rows_max_n) and candidates against warp_rows for 16-bit rows, with
+// 1024-element tiles (fp32 64 x 4, 16-bit 64 x 2) are block_row's for fp32 rows of 513 to about
+// 1000 (softmax_dispatch.hpp, warp_rows_max_n; from there 96 x 4 is filled to 65%) and candidates against warp_rows for 16-bit rows, with
 // the 16-bit tiles of one vector a thread (64 x 1, 128 x 1: 512 and 1024 elements, one row on 2
 // or 4 warps, as the Triton seed kernel holds a 16-bit row of 1024), untimed so far. fp32
 // tiles half again as wide as a power of two (96 x 4, 384 x 4) are there because fp32 rows take
