@@ -161,7 +161,8 @@ void check_invariants(const SoftmaxPlan& s, const Problem& p, const DeviceLimits
     }
     case SoftmaxFamily::block_row: {
       const auto& f = block_row_of(s);
-      const auto tiles = block_row_tiles(p.dtype);
+      auto tiles = block_row_tiles(p.dtype);
+      for (TileShape t : block_row_wide_tiles(p.dtype)) tiles.push_back(t);
       CHECK(std::any_of(tiles.begin(), tiles.end(), [&](TileShape t) {
         return t.threads_or_lanes == f.threads && t.vecs == f.vecs;
       }));
@@ -1159,19 +1160,19 @@ TEST_CASE("dispatch: fp32 block_row rows of 1000-4096 take the tiles measured fa
   CHECK(block_row_of(b).vecs == 4);
 }
 
-TEST_CASE("dispatch: 16-bit rows just past a power of two take the tile half again as wide",
-          "[dispatch]") {
+TEST_CASE("dispatch: 16-bit rows just past a power of two have the tile half again as wide as a "
+          "candidate", "[dispatch]") {
   // 1025 elements, or 1023 (or 1024 at a stride of 1025) off a 16-byte boundary (a window of up
-  // to N + 7), fill 96 x 2 (1536) two thirds where 64 x 4 (2048) is half full; likewise 4097 on
-  // 192 x 4 (6144, against 8192) and 8193 on 384 x 4 (12288, against 16384). The power-of-two
-  // tile stays a candidate beside it.
+  // to N + 7), fill 96 x 2 (1536) two thirds where the default 64 x 4 (2048) is half full;
+  // likewise 4097 on 192 x 4 (6144, against 8192) and 8193 on 384 x 4 (12288, against 16384).
+  // Candidates only: the default stays the power-of-two tile until a run times the two.
   const auto strided = [](std::int64_t N, std::int64_t ld, DType t) {
     Problem p = dense(4096, N, t);
     p.ld_x = p.ld_y = ld;
     return p;
   };
   for (const DType t : {DType::bf16, DType::f16}) {
-    for (const auto& [p, threads, vecs, power_of_two] :
+    for (const auto& [p, threads, vecs, default_cap] :
          {std::tuple{strided(1025, 1025, t), 96, 2, 2048},
           std::tuple{strided(1023, 1023, t), 96, 2, 2048},
           std::tuple{strided(1024, 1025, t), 96, 2, 2048},
@@ -1181,18 +1182,23 @@ TEST_CASE("dispatch: 16-bit rows just past a power of two take the tile half aga
       const SoftmaxPlan s = plan_softmax(p, kH200);
       INFO(to_string(t) << " N = " << p.N << " ld = " << p.ld_x << ": " << summary(s));
       REQUIRE(s.family() == SoftmaxFamily::block_row);
-      CHECK(block_row_of(s).threads == threads);
-      CHECK(block_row_of(s).vecs == vecs);
+      CHECK(block_row_of(s).capacity == default_cap);
       const std::vector<SoftmaxPlan> c = family_plans(SoftmaxFamily::block_row, p, kH200);
-      CHECK(std::any_of(c.begin(), c.end(), [&, cap = power_of_two](const SoftmaxPlan& q) {
-        return block_row_of(q).capacity == cap;
+      CHECK(block_row_of(c.front()).capacity == default_cap);
+      CHECK(std::any_of(c.begin(), c.end(), [&, T = threads, K = vecs](const SoftmaxPlan& q) {
+        return block_row_of(q).threads == T && block_row_of(q).vecs == K;
       }));
     }
-    // Past 1536 the next tile is 64 x 4 again; an aligned 1024 stays on warp_rows' 32 x 4.
-    const SoftmaxPlan past = plan_softmax(strided(1537, 1537, t), kH200);
-    CHECK(block_row_of(past).capacity == 2048);
-    CHECK(plan_softmax(strided(1024, 1024, t), kH200).family() == SoftmaxFamily::warp_rows);
+    // No wide tile where it would not be fuller than the default: 1537 on 64 x 4 (2048), and
+    // aligned 2048 (its own tile).
+    for (const std::int64_t n : {1537, 2048}) {
+      for (const SoftmaxPlan& q : family_plans(SoftmaxFamily::block_row, strided(n, n, t), kH200))
+        for (TileShape w : block_row_wide_tiles(t))
+          CHECK_FALSE((block_row_of(q).threads == w.threads_or_lanes &&
+                       block_row_of(q).vecs == w.vecs));
+    }
   }
+  CHECK(block_row_wide_tiles(DType::f32).empty());
 }
 
 TEST_CASE("dispatch: a candidate plan is found by its summary, and only a candidate",

@@ -67,7 +67,8 @@ void launch_block_row(const BlockRowPlan& plan, const Launch& l) {
   with_storage(p.dtype, [&](auto type_tag) {
     using T = decltype(type_tag);
     using Tiles = std::conditional_t<sizeof(T) == 4, BlockRowTilesFp32, BlockRowTiles16>;
-    found = with_tile(Tiles{}, plan.threads, plan.vecs, [&](auto tile) {
+    using WideTiles = std::conditional_t<sizeof(T) == 4, TileList<>, BlockRowWideTiles16>;
+    const auto launch = [&](auto tile) {
       constexpr int kThreads = decltype(tile)::kLanes;
       constexpr int K = decltype(tile)::kVecs;
       if (static_cast<std::int64_t>(kThreads) * K * Vec<T>::kElems < p.N)
@@ -81,7 +82,9 @@ void launch_block_row(const BlockRowPlan& plan, const Launch& l) {
             static_cast<const T*>(l.x), static_cast<T*>(l.y), p.N, p.ld_x, p.ld_y);
       });
       CUDA_CHECK_LAUNCH();
-    });
+    };
+    found = with_tile(Tiles{}, plan.threads, plan.vecs, launch) ||
+            with_tile(WideTiles{}, plan.threads, plan.vecs, launch);
   });
   if (!found) throw no_tile_error("block_row", "T", plan.threads, plan.vecs, p.dtype);
 }

@@ -660,6 +660,10 @@ std::vector<TileShape> block_row_tiles(DType t) {
   return t == DType::f32 ? tile_shapes(BlockRowTilesFp32{}) : tile_shapes(BlockRowTiles16{});
 }
 
+std::vector<TileShape> block_row_wide_tiles(DType t) {
+  return t == DType::f32 ? std::vector<TileShape>{} : tile_shapes(BlockRowWideTiles16{});
+}
+
 std::vector<TileShape> cluster_tile_tiles(DType t) {
   return t == DType::f32 ? tile_shapes(ClusterTileTilesFp32{}) : tile_shapes(ClusterTileTiles16{});
 }
@@ -821,6 +825,12 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
         if (tile_capacity(t, p.dtype) < need) continue;
         if (holding++ == kMaxTiles) break;
         if (t != *pick) out.push_back(block_row_plan(p, t));
+      }
+      // The candidates-only tiles that hold the row fuller than the default does.
+      for (TileShape t : block_row_wide_tiles(p.dtype)) {
+        const i64 cap = tile_capacity(t, p.dtype);
+        if (cap >= need && cap < tile_capacity(*pick, p.dtype))
+          out.push_back(block_row_plan(p, t));
       }
       break;
     }

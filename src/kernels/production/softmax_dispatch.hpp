@@ -153,6 +153,9 @@ std::int64_t cluster_row_max_n(DType t);
 // bytes).
 std::vector<TileShape> warp_rows_tiles(DType t);
 std::vector<TileShape> block_row_tiles(DType t);
+// block_row's candidates-only tiles (tile_lists.hpp, BlockRowWideTiles16: none for fp32): timed
+// by the tuning test where they hold a row fuller than the default tile, never picked by default.
+std::vector<TileShape> block_row_wide_tiles(DType t);
 std::vector<TileShape> cluster_tile_tiles(DType t);  // (threads, K) per block, largest first
 
 // ---- What each family needs of the device --------------------------------------------------

@@ -57,15 +57,12 @@ using WarpRowsTiles16 =
 // 1024 x 2 (more bytes in flight per thread). 1024 x 4 holds 32768 16-bit elements as the 32
 // fp32 registers a thread of fp32's 1024 x 8 holds. Every block stays within 64 registers a thread.
 // 3072-element tiles: 16-bit 96 x 4 holds N = 3000 closer than a 4096 tile would, fp32 192 x 4
-// is the default for rows of about 2000 ... 2660 (the fill rule below);
-// the 16-bit tiles half again as wide as a power of two (96 x 2, 192 x 4, 384 x 4: 1536, 6144,
-// 12288 elements) hold a row just past a power of two -- 1025, or 1023 off a 16-byte boundary,
-// whose window needs 7 elements more -- two thirds full where the next power of two is half
-// full (untimed: docs/performance.md, "Rows off 16-byte boundaries");
-// 1024-element tiles (fp32 64 x 4, 16-bit 64 x 2) are block_row's for fp32 rows of 513 to about
-// 1000 (softmax_dispatch.hpp, warp_rows_max_n; from there 96 x 4 is filled to 65%) and candidates against warp_rows for 16-bit rows, with
-// the 16-bit tiles of one vector a thread (64 x 1, 128 x 1: 512 and 1024 elements, one row on 2
-// or 4 warps, as the Triton seed kernel holds a 16-bit row of 1024), untimed so far. fp32
+// is the default for rows of about 2000 ... 2660 (the fill rule below). 1024-element tiles (fp32
+// 64 x 4, 16-bit 64 x 2) are block_row's for fp32 rows of 513 to about 1000 (softmax_dispatch.hpp,
+// warp_rows_max_n; from there 96 x 4 is filled to 65%) and candidates against warp_rows for
+// 16-bit rows, with the 16-bit tiles of one vector a thread (64 x 1, 128 x 1: 512 and 1024
+// elements, one row on 2 or 4 warps, as the Triton seed kernel holds a 16-bit row of 1024),
+// untimed so far. fp32
 // tiles half again as wide as a power of two (96 x 4, 384 x 4) are there because fp32 rows take
 // the widest tile they fill to at least kBlockRowMinFillPercent (softmax_dispatch.hpp). Tiles
 // that ran slower than these and are not built (768 x 4; 8 elements a thread on 256-1024 threads;
@@ -76,11 +73,17 @@ using BlockRowTilesFp32 =
              RegisterTile<256, 4>, RegisterTile<384, 4>, RegisterTile<512, 4>, RegisterTile<512, 8>,
              RegisterTile<1024, 8>>;
 using BlockRowTiles16 =
-    TileList<RegisterTile<64, 1>, RegisterTile<64, 2>, RegisterTile<128, 1>, RegisterTile<96, 2>,
-             RegisterTile<64, 4>, RegisterTile<128, 2>, RegisterTile<96, 4>, RegisterTile<128, 4>,
-             RegisterTile<256, 2>, RegisterTile<192, 4>, RegisterTile<256, 4>, RegisterTile<512, 2>,
-             RegisterTile<384, 4>, RegisterTile<512, 4>, RegisterTile<1024, 2>,
-             RegisterTile<1024, 4>>;
+    TileList<RegisterTile<64, 1>, RegisterTile<64, 2>, RegisterTile<128, 1>, RegisterTile<64, 4>,
+             RegisterTile<128, 2>, RegisterTile<96, 4>, RegisterTile<128, 4>, RegisterTile<256, 2>,
+             RegisterTile<256, 4>, RegisterTile<512, 2>, RegisterTile<512, 4>,
+             RegisterTile<1024, 2>, RegisterTile<1024, 4>>;
+// 16-bit tiles half again as wide as a power of two (1536, 6144, 12288 elements), candidates only:
+// a row just past a power of two -- 1025, or 1023 off a 16-byte boundary, whose window needs 7
+// elements more -- fills one two thirds where the power-of-two tile the dispatch takes is half
+// full. Not in the list the dispatch picks from until a run times them against it
+// (docs/performance.md, "Rows off 16-byte boundaries").
+using BlockRowWideTiles16 =
+    TileList<RegisterTile<96, 2>, RegisterTile<192, 4>, RegisterTile<384, 4>>;
 
 // ---- block_hybrid: (threads, K), the register part of a row that continues in shared memory --
 // block_row's largest tiles: 32768 elements (fp32 8 vectors, 16-bit 4) on 1024 threads, and 16384
@@ -110,7 +113,7 @@ std::vector<TileShape> tile_shapes(TileList<Tiles...>) {
 // The one switch from a plan's run-time (lanes, vecs) to a compile-time tile: calls
 // f(RegisterTile<lanes, vecs>{}) for the listed tile equal to them; false when none is.
 template <class F, class... Tiles>
-bool with_tile(TileList<Tiles...>, int lanes, int vecs, F&& f) {
+bool with_tile(TileList<Tiles...>, [[maybe_unused]] int lanes, [[maybe_unused]] int vecs, F&& f) {
   return ((Tiles::kLanes == lanes && Tiles::kVecs == vecs ? (f(Tiles{}), true) : false) || ...);
 }
 
