@@ -146,7 +146,8 @@ void check_invariants(const SoftmaxPlan& s, const Problem& p, const DeviceLimits
                         V - 1 + (f.staged_rows + 32) * ld + p.N > span)));
         break;
       }
-      const auto tiles = warp_rows_tiles(p.dtype);
+      auto tiles = warp_rows_tiles(p.dtype);
+      for (TileShape t : warp_rows_wide_tiles(p.dtype)) tiles.push_back(t);
       CHECK(std::any_of(tiles.begin(), tiles.end(), [&](TileShape t) {
         return t.threads_or_lanes == f.lanes_per_row && t.vecs == f.vecs;
       }));
@@ -1158,6 +1159,36 @@ TEST_CASE("dispatch: fp32 block_row rows of 1000-4096 take the tiles measured fa
   const SoftmaxPlan b = plan_softmax(dense(65536, 2048, DType::bf16), kH200);
   CHECK(block_row_of(b).threads == 64);
   CHECK(block_row_of(b).vecs == 4);
+}
+
+TEST_CASE("dispatch: warp_rows rows just past a power of two have a tile of 3 vectors a lane as "
+          "a candidate", "[dispatch]") {
+  // Windows just past a power of two fill a 3-vector tile about two thirds where the default is
+  // half full: fp32 129 (132 of 16 x 3's 192, against 256) and 257 (32 x 3: 384, against 512);
+  // 16-bit 127 (134 of 8 x 3's 192, against 256) and 257 (16 x 3: 384, against 512). Candidates
+  // only: the default keeps its tile; none where the default is fuller (fp32 100, 16-bit 197).
+  for (const auto& [p, lanes, default_cap] :
+       {std::tuple{dense(4096, 129, DType::f32), 16, 256},
+        std::tuple{dense(4096, 257, DType::f32), 32, 512},
+        std::tuple{dense(4096, 127, DType::bf16), 8, 256},
+        std::tuple{dense(4096, 257, DType::f16), 16, 512},
+        std::tuple{dense(4096, 100, DType::f32), 0, 128},
+        std::tuple{dense(4096, 197, DType::bf16), 0, 256}}) {
+    const SoftmaxPlan s = plan_softmax(p, kH200);
+    INFO(to_string(p.dtype) << " N = " << p.N << ": " << summary(s));
+    REQUIRE(s.family() == SoftmaxFamily::warp_rows);
+    CHECK(warp_rows_of(s).capacity == default_cap);
+    CHECK(warp_rows_of(s).vecs != 3);
+    const std::vector<SoftmaxPlan> c = family_plans(SoftmaxFamily::warp_rows, p, kH200);
+    const auto wide = std::count_if(c.begin(), c.end(), [](const SoftmaxPlan& q) {
+      return warp_rows_of(q).vecs == 3;
+    });
+    CHECK(wide == (lanes > 0 ? 1 : 0));
+    if (lanes > 0)
+      CHECK(std::any_of(c.begin(), c.end(), [&, G = lanes](const SoftmaxPlan& q) {
+        return warp_rows_of(q).lanes_per_row == G && warp_rows_of(q).vecs == 3;
+      }));
+  }
 }
 
 TEST_CASE("dispatch: 16-bit rows just past a power of two have the tile half again as wide as a "

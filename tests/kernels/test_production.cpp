@@ -177,14 +177,16 @@ TEST_CASE("production softmax: every candidate plan of a shape is correct",
   // windows). 131 x 300: block_row's 16-bit tiles of one vector a thread (64 x 1 holds a bf16
   // row of 300 through its window), candidates against warp_rows. 67 x 1021, 11 x 4097 and
   // 5 x 8193: block_row's 16-bit candidates half again as wide as a power of two (96 x 2,
-  // 192 x 4, 384 x 4) beside the half-full default.
+  // 192 x 4, 384 x 4) beside the half-full default; 97 x 129 and 41 x 257: warp_rows' tiles of
+  // 3 vectors a lane.
   const Problem shapes[] = {dense(133, 100),  dense(64, 1000),  dense(37, 3001),
                             dense(20, 20000), dense(9, 65544),  dense(40, 250000),
                             Problem{40, 250001, 250004, 250008, DType::f32}, dense(40, 250001),
                             dense(2, 2000003),
                             dense(67, 1021),  dense(9, 50257),  dense(3, 1000003),
                             dense(24001, 128), dense(60013, 36), dense(131, 300),
-                            dense(11, 4097),  dense(5, 8193)};
+                            dense(11, 4097),  dense(5, 8193),   dense(97, 129),
+                            dense(41, 257)};
   for (const DType t : {DType::f32, DType::bf16}) {
     // Two rows too long for the card's shared memory (each read twice, the part past the slices'
     // shared memory streamed), the second starting off a 16-byte boundary: every candidate plan

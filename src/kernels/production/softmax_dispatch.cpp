@@ -660,6 +660,11 @@ std::vector<TileShape> block_row_tiles(DType t) {
   return t == DType::f32 ? tile_shapes(BlockRowTilesFp32{}) : tile_shapes(BlockRowTiles16{});
 }
 
+std::vector<TileShape> warp_rows_wide_tiles(DType t) {
+  return t == DType::f32 ? tile_shapes(WarpRowsWideTilesFp32{})
+                         : tile_shapes(WarpRowsWideTiles16{});
+}
+
 std::vector<TileShape> block_row_wide_tiles(DType t) {
   return t == DType::f32 ? std::vector<TileShape>{} : tile_shapes(BlockRowWideTiles16{});
 }
@@ -806,6 +811,11 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
         out.push_back(warp_rows_plan(p, {first.lanes_per_row, first.vecs}, !persistent));
         out.push_back(
             warp_rows_plan(p, {first.lanes_per_row, first.vecs}, persistent, !first.two_pass));
+        // The candidates-only tiles of 3 vectors a lane that hold the row fuller than it.
+        for (TileShape t : warp_rows_wide_tiles(p.dtype)) {
+          const i64 cap = tile_capacity(t, p.dtype);
+          if (cap >= need && cap < first.capacity) out.push_back(warp_rows_plan(p, t, persistent));
+        }
       }
       if (staged) {
         if (!staged_first) out.push_back(*staged);

@@ -153,8 +153,10 @@ std::int64_t cluster_row_max_n(DType t);
 // bytes).
 std::vector<TileShape> warp_rows_tiles(DType t);
 std::vector<TileShape> block_row_tiles(DType t);
-// block_row's candidates-only tiles (tile_lists.hpp, BlockRowWideTiles16: none for fp32): timed
-// by the tuning test where they hold a row fuller than the default tile, never picked by default.
+// The candidates-only tiles (tile_lists.hpp: warp_rows' of 3 vectors a lane, block_row's 16-bit
+// ones half again as wide as a power of two; none of block_row's for fp32): timed by the tuning
+// test where they hold a row fuller than the default tile, never picked by default.
+std::vector<TileShape> warp_rows_wide_tiles(DType t);
 std::vector<TileShape> block_row_wide_tiles(DType t);
 std::vector<TileShape> cluster_tile_tiles(DType t);  // (threads, K) per block, largest first
 

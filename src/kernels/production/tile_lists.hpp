@@ -50,6 +50,12 @@ using WarpRowsTiles16 =
              RegisterTile<4, 2>, RegisterTile<8, 1>, RegisterTile<2, 4>, RegisterTile<8, 2>,
              RegisterTile<16, 1>, RegisterTile<4, 4>, RegisterTile<16, 2>, RegisterTile<32, 1>,
              RegisterTile<8, 4>, RegisterTile<32, 2>, RegisterTile<16, 4>, RegisterTile<32, 4>>;
+// Tiles of 3 vectors a lane, candidates only (as block_row's wide tiles below): a row just past a
+// power of two, or one off a 16-byte boundary whose window needs V - 1 elements more (fp32 129,
+// 257; 16-bit 127 ... 185, 257), fills one two thirds where the default tile is half full. Not
+// picked by the dispatch until a run times them against it.
+using WarpRowsWideTilesFp32 = TileList<RegisterTile<16, 3>, RegisterTile<32, 3>>;
+using WarpRowsWideTiles16 = TileList<RegisterTile<8, 3>, RegisterTile<16, 3>>;
 
 // ---- block_row: (threads, K vectors per thread) ---------------------------------------------
 // fp32: 16 or 32 elements per thread (4 or 8 vectors). bf16/fp16: 32 elements (4 vectors) first,

@@ -123,7 +123,7 @@ constexpr int warp_rows_min_blocks() {
     return 4;                        // 64
   } else {  // fp32
     if constexpr (K == 2) return 6;  // 40
-    if constexpr (K == 4) return 4;  // 64
+    if constexpr (K == 3 || K == 4) return 4;  // 64
     return 1;                        // ptxas' choice
   }
 }
@@ -339,7 +339,9 @@ void launch_warp_rows(const WarpRowsPlan& plan, const Launch& l) {
   with_storage(p.dtype, [&](auto type_tag) {
     using T = decltype(type_tag);
     using Tiles = std::conditional_t<sizeof(T) == 4, WarpRowsTilesFp32, WarpRowsTiles16>;
-    found = with_tile(Tiles{}, plan.lanes_per_row, plan.vecs, [&](auto tile) {
+    using WideTiles =
+        std::conditional_t<sizeof(T) == 4, WarpRowsWideTilesFp32, WarpRowsWideTiles16>;
+    const auto launch = [&](auto tile) {
       constexpr int G = decltype(tile)::kLanes;
       constexpr int K = decltype(tile)::kVecs;
       if (static_cast<std::int64_t>(G) * K * Vec<T>::kElems < p.N)
@@ -350,7 +352,9 @@ void launch_warp_rows(const WarpRowsPlan& plan, const Launch& l) {
         launch_tile<T, G, K, true>(plan, l);
       else
         launch_tile<T, G, K, false>(plan, l);
-    });
+    };
+    found = with_tile(Tiles{}, plan.lanes_per_row, plan.vecs, launch) ||
+            with_tile(WideTiles{}, plan.lanes_per_row, plan.vecs, launch);
   });
   if (!found) throw no_tile_error("warp_rows", "G", plan.lanes_per_row, plan.vecs, p.dtype);
 }
