@@ -52,7 +52,7 @@ using WarpRowsTiles16 =
              RegisterTile<8, 4>, RegisterTile<32, 2>, RegisterTile<16, 4>, RegisterTile<32, 4>>;
 // Tiles of 3 vectors a lane, candidates only (as block_row's wide tiles below): a row just past a
 // power of two, or one off a 16-byte boundary whose window needs V - 1 elements more (fp32 129,
-// 257; 16-bit 127 ... 185, 257), fills one two thirds where the default tile is half full. Not
+// 257; 16-bit about 122 ... 185, 257), fills one two thirds where the default tile is half full. Not
 // picked by the dispatch until a run times them against it.
 using WarpRowsWideTilesFp32 = TileList<RegisterTile<16, 3>, RegisterTile<32, 3>>;
 using WarpRowsWideTiles16 = TileList<RegisterTile<8, 3>, RegisterTile<16, 3>>;
@@ -68,12 +68,12 @@ using WarpRowsWideTiles16 = TileList<RegisterTile<8, 3>, RegisterTile<16, 3>>;
 // warp_rows_max_n; from there 96 x 4 is filled to 65%) and candidates against warp_rows for
 // 16-bit rows, with the 16-bit tiles of one vector a thread (64 x 1, 128 x 1: 512 and 1024
 // elements, one row on 2 or 4 warps, as the Triton seed kernel holds a 16-bit row of 1024),
-// untimed so far. fp32
-// tiles half again as wide as a power of two (96 x 4, 384 x 4) are there because fp32 rows take
-// the widest tile they fill to at least kBlockRowMinFillPercent (softmax_dispatch.hpp). Tiles
-// that ran slower than these and are not built (768 x 4; 8 elements a thread on 256-1024 threads;
-// 1024 x 4 fp32; 4-vector tiles under 32-register launch bounds) are in docs/performance.md,
-// "Tried and rejected"; the measurements behind the list in results/h200/tuning/.
+// untimed so far. fp32 tiles half again as wide as a power of two (96 x 4, 384 x 4) are there
+// because fp32 rows take the widest tile they fill to at least kBlockRowMinFillPercent
+// (softmax_dispatch.hpp). Tiles that ran slower than these and are not built (768 x 4; 8
+// elements a thread on 256-1024 threads; 1024 x 4 fp32; 4-vector tiles under 32-register launch
+// bounds) are in docs/performance.md, "Tried and rejected"; the measurements behind the list in
+// results/h200/tuning/.
 using BlockRowTilesFp32 =
     TileList<RegisterTile<64, 4>, RegisterTile<96, 4>, RegisterTile<128, 4>, RegisterTile<192, 4>,
              RegisterTile<256, 4>, RegisterTile<384, 4>, RegisterTile<512, 4>, RegisterTile<512, 8>,
