@@ -52,8 +52,8 @@ using WarpRowsTiles16 =
              RegisterTile<8, 4>, RegisterTile<32, 2>, RegisterTile<16, 4>, RegisterTile<32, 4>>;
 // Tiles of 3 vectors a lane, candidates only (as block_row's wide tiles below): a row just past a
 // power of two, or one off a 16-byte boundary whose window needs V - 1 elements more (fp32 129,
-// 257; 16-bit about 122 ... 185, 257), fills one two thirds where the default tile is half full. Not
-// picked by the dispatch until a run times them against it.
+// 257; 16-bit about 122 ... 185, 257), fills one two thirds where the default tile is half
+// full. Not picked by the dispatch until a run times them against it.
 using WarpRowsWideTilesFp32 = TileList<RegisterTile<16, 3>, RegisterTile<32, 3>>;
 using WarpRowsWideTiles16 = TileList<RegisterTile<8, 3>, RegisterTile<16, 3>>;
 
