@@ -13,8 +13,10 @@
 // Tiles (tile_lists.hpp): fp32 (64, 4) (96, 4) (128, 4) (192, 4) (256, 4) (384, 4) (512, 4)
 // (512, 8) (1024, 8) -> 1024 .. 32768 elements (N = 513 ... 1024 included: warp_rows stops at 512
 // fp32); bf16/fp16 (64, 4) (96, 4) (128, 4) (256, 4) (512, 4) (1024, 4) -> 2048 .. 32768
-// elements, with (128, 2) .. (1024, 2) beside them for the tuning test, and (64, 2), (64, 1) and
-// (128, 1), 512 and 1024 elements, candidates against warp_rows.
+// elements, with (128, 2) .. (1024, 2) beside them for the tuning test, (64, 2), (64, 1) and
+// (128, 1), 512 and 1024 elements, candidates against warp_rows, and (96, 2) (192, 4) (384, 4),
+// candidates only (never the dispatch's pick) for rows just past a power of two, which fill them
+// two thirds where the default tile is half full.
 // A thread holds at most 32 elements (its tile is fp32 whatever the storage: row_tile.cuh), and a
 // block stays within 64 registers per thread.
 //
@@ -66,9 +68,9 @@ void launch_block_row(const BlockRowPlan& plan, const Launch& l) {
   bool found = false;
   with_storage(p.dtype, [&](auto type_tag) {
     using T = decltype(type_tag);
-    using Tiles = std::conditional_t<sizeof(T) == 4, BlockRowTilesFp32, BlockRowTiles16>;
-    using WideTiles = std::conditional_t<sizeof(T) == 4, TileList<>, BlockRowWideTiles16>;
-    const auto launch = [&](auto tile) {
+    using Tiles =
+        std::conditional_t<sizeof(T) == 4, BlockRowKernelTilesFp32, BlockRowKernelTiles16>;
+    found = with_tile(Tiles{}, plan.threads, plan.vecs, [&](auto tile) {
       constexpr int kThreads = decltype(tile)::kLanes;
       constexpr int K = decltype(tile)::kVecs;
       if (static_cast<std::int64_t>(kThreads) * K * Vec<T>::kElems < p.N)
@@ -82,9 +84,7 @@ void launch_block_row(const BlockRowPlan& plan, const Launch& l) {
             static_cast<const T*>(l.x), static_cast<T*>(l.y), p.N, p.ld_x, p.ld_y);
       });
       CUDA_CHECK_LAUNCH();
-    };
-    found = with_tile(Tiles{}, plan.threads, plan.vecs, launch) ||
-            with_tile(WideTiles{}, plan.threads, plan.vecs, launch);
+    });
   });
   if (!found) throw no_tile_error("block_row", "T", plan.threads, plan.vecs, p.dtype);
 }

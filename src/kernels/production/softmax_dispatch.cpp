@@ -67,6 +67,18 @@ i64 tile_capacity(TileShape t, DType type) {
   return static_cast<i64>(t.threads_or_lanes) * t.vecs * vec_elems(type);
 }
 
+// The candidates-only tiles of `wide` that hold `need` elements fuller than the default tile of
+// `default_capacity` does: the ones the tuning test times beside it.
+std::vector<TileShape> fuller_tiles(const std::vector<TileShape>& wide, i64 need,
+                                    i64 default_capacity, DType t) {
+  std::vector<TileShape> out;
+  for (TileShape s : wide) {
+    const i64 cap = tile_capacity(s, t);
+    if (cap >= need && cap < default_capacity) out.push_back(s);
+  }
+  return out;
+}
+
 // A visitor of one lambda per form (std::visit).
 template <class... F>
 struct Overloaded : F... {
@@ -666,8 +678,10 @@ std::vector<TileShape> warp_rows_wide_tiles(DType t) {
 }
 
 std::vector<TileShape> block_row_wide_tiles(DType t) {
-  return t == DType::f32 ? std::vector<TileShape>{} : tile_shapes(BlockRowWideTiles16{});
+  return t == DType::f32 ? tile_shapes(BlockRowWideTilesFp32{})
+                         : tile_shapes(BlockRowWideTiles16{});
 }
+
 
 std::vector<TileShape> cluster_tile_tiles(DType t) {
   return t == DType::f32 ? tile_shapes(ClusterTileTilesFp32{}) : tile_shapes(ClusterTileTiles16{});
@@ -811,11 +825,9 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
         out.push_back(warp_rows_plan(p, {first.lanes_per_row, first.vecs}, !persistent));
         out.push_back(
             warp_rows_plan(p, {first.lanes_per_row, first.vecs}, persistent, !first.two_pass));
-        // The candidates-only tiles of 3 vectors a lane that hold the row fuller than it.
-        for (TileShape t : warp_rows_wide_tiles(p.dtype)) {
-          const i64 cap = tile_capacity(t, p.dtype);
-          if (cap >= need && cap < first.capacity) out.push_back(warp_rows_plan(p, t, persistent));
-        }
+        for (TileShape t :
+             fuller_tiles(warp_rows_wide_tiles(p.dtype), need, first.capacity, p.dtype))
+          out.push_back(warp_rows_plan(p, t, persistent));
       }
       if (staged) {
         if (!staged_first) out.push_back(*staged);
@@ -836,12 +848,9 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
         if (holding++ == kMaxTiles) break;
         if (t != *pick) out.push_back(block_row_plan(p, t));
       }
-      // The candidates-only tiles that hold the row fuller than the default does.
-      for (TileShape t : block_row_wide_tiles(p.dtype)) {
-        const i64 cap = tile_capacity(t, p.dtype);
-        if (cap >= need && cap < tile_capacity(*pick, p.dtype))
-          out.push_back(block_row_plan(p, t));
-      }
+      for (TileShape t : fuller_tiles(block_row_wide_tiles(p.dtype), need,
+                                       tile_capacity(*pick, p.dtype), p.dtype))
+        out.push_back(block_row_plan(p, t));
       break;
     }
     case SoftmaxFamily::block_hybrid:

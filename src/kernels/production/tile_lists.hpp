@@ -32,6 +32,16 @@ struct RegisterTile {
 template <class... Tiles>
 struct TileList {};
 
+// Two lists as one: a kernel instantiates its default tiles and its candidates-only ones.
+template <class A, class B>
+struct JoinTiles;
+template <class... A, class... B>
+struct JoinTiles<TileList<A...>, TileList<B...>> {
+  using type = TileList<A..., B...>;
+};
+template <class A, class B>
+using JoinTilesT = typename JoinTiles<A, B>::type;
+
 // ---- warp_rows: (G lanes per row, K vectors per lane) -------------------------------------------
 // fp32: 8 elements per lane (K = 2) while lanes are added, up to capacity 256 (32 lanes), then 4
 // vectors per lane (capacity 512), and beside each capacity the same row on other lanes x
@@ -56,6 +66,9 @@ using WarpRowsTiles16 =
 // full. Not picked by the dispatch until a run times them against it.
 using WarpRowsWideTilesFp32 = TileList<RegisterTile<16, 3>, RegisterTile<32, 3>>;
 using WarpRowsWideTiles16 = TileList<RegisterTile<8, 3>, RegisterTile<16, 3>>;
+// Every tile warp_rows.cu instantiates.
+using WarpRowsKernelTilesFp32 = JoinTilesT<WarpRowsTilesFp32, WarpRowsWideTilesFp32>;
+using WarpRowsKernelTiles16 = JoinTilesT<WarpRowsTiles16, WarpRowsWideTiles16>;
 
 // ---- block_row: (threads, K vectors per thread) ---------------------------------------------
 // fp32: 16 or 32 elements per thread (4 or 8 vectors). bf16/fp16: 32 elements (4 vectors) first,
@@ -90,6 +103,10 @@ using BlockRowTiles16 =
 // (docs/performance.md, "Rows off 16-byte boundaries").
 using BlockRowWideTiles16 =
     TileList<RegisterTile<96, 2>, RegisterTile<192, 4>, RegisterTile<384, 4>>;
+using BlockRowWideTilesFp32 = TileList<>;  // fp32 has its 1.5x tiles among the defaults
+// Every tile block_row.cu instantiates.
+using BlockRowKernelTilesFp32 = JoinTilesT<BlockRowTilesFp32, BlockRowWideTilesFp32>;
+using BlockRowKernelTiles16 = JoinTilesT<BlockRowTiles16, BlockRowWideTiles16>;
 
 // ---- block_hybrid: (threads, K), the register part of a row that continues in shared memory --
 // block_row's largest tiles: 32768 elements (fp32 8 vectors, 16-bit 4) on 1024 threads, and 16384
@@ -119,7 +136,7 @@ std::vector<TileShape> tile_shapes(TileList<Tiles...>) {
 // The one switch from a plan's run-time (lanes, vecs) to a compile-time tile: calls
 // f(RegisterTile<lanes, vecs>{}) for the listed tile equal to them; false when none is.
 template <class F, class... Tiles>
-bool with_tile(TileList<Tiles...>, [[maybe_unused]] int lanes, [[maybe_unused]] int vecs, F&& f) {
+bool with_tile(TileList<Tiles...>, int lanes, int vecs, F&& f) {
   return ((Tiles::kLanes == lanes && Tiles::kVecs == vecs ? (f(Tiles{}), true) : false) || ...);
 }
 

@@ -15,7 +15,9 @@
 // alike): 8 elements per lane while lanes are added (fp32 K = 2, bf16/fp16 K = 1), fp32 from
 // capacity 128 on 4 vectors per lane first, and beside each the same capacity on other lanes x
 // vectors: the dispatch takes the first tile of the smallest capacity that holds N, and the
-// tuning test times the others.
+// tuning test times the others -- among them tiles of 3 vectors a lane, candidates only, for
+// rows just past a power of two (a window of 129 fp32 fills 16 x 3's 192 where 16 x 4's 256 is
+// half empty).
 //
 // Cost per element: one read and one write (8 B fp32, 4 B bf16/fp16: TrafficModel::fused);
 // FLOPs: 1 FFMA + 1 MUFU.EX2 per element for the sum, then 1 FMUL for the output (the tiles keep
@@ -338,10 +340,9 @@ void launch_warp_rows(const WarpRowsPlan& plan, const Launch& l) {
   }
   with_storage(p.dtype, [&](auto type_tag) {
     using T = decltype(type_tag);
-    using Tiles = std::conditional_t<sizeof(T) == 4, WarpRowsTilesFp32, WarpRowsTiles16>;
-    using WideTiles =
-        std::conditional_t<sizeof(T) == 4, WarpRowsWideTilesFp32, WarpRowsWideTiles16>;
-    const auto launch = [&](auto tile) {
+    using Tiles =
+        std::conditional_t<sizeof(T) == 4, WarpRowsKernelTilesFp32, WarpRowsKernelTiles16>;
+    found = with_tile(Tiles{}, plan.lanes_per_row, plan.vecs, [&](auto tile) {
       constexpr int G = decltype(tile)::kLanes;
       constexpr int K = decltype(tile)::kVecs;
       if (static_cast<std::int64_t>(G) * K * Vec<T>::kElems < p.N)
@@ -352,9 +353,7 @@ void launch_warp_rows(const WarpRowsPlan& plan, const Launch& l) {
         launch_tile<T, G, K, true>(plan, l);
       else
         launch_tile<T, G, K, false>(plan, l);
-    };
-    found = with_tile(Tiles{}, plan.lanes_per_row, plan.vecs, launch) ||
-            with_tile(WideTiles{}, plan.lanes_per_row, plan.vecs, launch);
+    });
   });
   if (!found) throw no_tile_error("warp_rows", "G", plan.lanes_per_row, plan.vecs, p.dtype);
 }
