@@ -128,13 +128,12 @@ inline std::string describe_fp16_fault(std::int64_t row, std::int64_t col, doubl
 }
 
 // verify_output for outputs stored in p.dtype (x: the fp32 values of the 16-bit inputs, y: the
-// output converted by from_storage). fp32 and bf16: verify_output with storage_tolerance. fp16:
+// output converted by from_storage) at tolerance `tol`. fp32 and bf16: verify_output. fp16:
 // verify_output checks the NaN pattern, the poison and the finite elements with an unlimited
 // tolerance, then every element's error is recomputed with fp16's absolute floor.
-inline VerifyResult verify_storage_output(const Problem& p, const std::vector<float>& x,
-                                          const std::vector<float>& y,
-                                          const std::vector<std::int64_t>& rows = {}) {
-  const double tol = storage_tolerance(p.dtype);
+inline VerifyResult verify_storage_output_at(const Problem& p, const std::vector<float>& x,
+                                             const std::vector<float>& y, double tol,
+                                             const std::vector<std::int64_t>& rows = {}) {
   if (p.dtype != DType::f16) return verify_output(p, x, y, tol, rows);
   VerifyResult r = verify_output(p, x, y, HUGE_VAL, rows);
   r.tolerance = tol;
@@ -168,6 +167,13 @@ inline VerifyResult verify_storage_output(const Problem& p, const std::vector<fl
   r.max_rel_err = worst;
   r.rel_l2_err = ref_sq > 0 ? std::sqrt(diff_sq / ref_sq) : 0.0;
   return r;
+}
+
+// The same at the storage's own tolerance (storage_tolerance): how every output is judged.
+inline VerifyResult verify_storage_output(const Problem& p, const std::vector<float>& x,
+                                          const std::vector<float>& y,
+                                          const std::vector<std::int64_t>& rows = {}) {
+  return verify_storage_output_at(p, x, y, storage_tolerance(p.dtype), rows);
 }
 
 }  // namespace smr

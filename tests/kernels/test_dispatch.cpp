@@ -63,10 +63,10 @@ bool pipelined(const SoftmaxPlan& s) {
 
 // split_row's plan with one slice per block on one block per SM (the default for 16-bit rows on
 // chip; a candidate for fp32 ones).
-SoftmaxPlan single_slice_one_per_sm(const Problem& p) {
-  for (const SoftmaxPlan& s : family_plans(SoftmaxFamily::split_row, p, kH200)) {
+SoftmaxPlan single_slice_one_per_sm(const Problem& p, const DeviceLimits& d = kH200) {
+  for (const SoftmaxPlan& s : family_plans(SoftmaxFamily::split_row, p, d)) {
     const SplitRowPlan& r = split_row_of(s);
-    if (r.buffers == 1 && !r.ring && r.grid <= kH200.sm_count) return s;
+    if (r.buffers == 1 && !r.ring && r.grid <= d.sm_count) return s;
   }
   FAIL("no split_row plan with one slice per block on one block per SM for N = " << p.N);
   return {};
@@ -857,33 +857,48 @@ TEST_CASE("dispatch: every pipelined split_row candidate has a twin with the L2 
       CHECK_FALSE(t.repoll);
     }
   }
-  // The two-slice defaults take it and the early re-poll (2^18 on few rows, 2^19, 2^20), the
-  // three-slice one at 2^21 neither (each as measured fastest: results/h200/tuning/); nor do
-  // 16-bit rows (no pipelined default). The sanitizer's two-slice shape (test_lab_kernels.cpp) is
-  // one of them.
+  // The two-slice defaults take it and the early re-poll on the H200 (2^18 on few rows, 2^19,
+  // 2^20), the three-slice one at 2^21 neither (each as measured fastest: results/h200/tuning/);
+  // nor do 16-bit rows (no pipelined default). The sanitizer's two-slice shapes
+  // (test_lab_kernels.cpp): 16 x 300000 prefetches on the H200 and the H100 (8 rows in flight,
+  // 19.2 MB held), 16 x 600000 on neither (6 rows, 28.8 MB: 46% of the H200's L2).
+  const DeviceLimits h100 = find_device_profile("h100")->limits;
   for (const Problem& p : {dense(16, 1 << 18, DType::f32), dense(256, 1 << 19, DType::f32),
-                           dense(128, 1 << 20, DType::f32), dense(16, 600000, DType::f32)}) {
+                           dense(128, 1 << 20, DType::f32), dense(16, 300000, DType::f32)}) {
     const SoftmaxPlan f = plan_softmax(p, kH200);
     INFO(summary(f));
     CHECK(split_row_of(f).buffers == 2);
     CHECK(split_row_of(f).prefetch);
     CHECK(split_row_of(f).repoll);
   }
+  for (const DeviceLimits& d : {kH200, h100}) {
+    const SoftmaxPlan on = plan_softmax(dense(16, 300000, DType::f32), d);
+    const SoftmaxPlan off = plan_softmax(dense(16, 600000, DType::f32), d);
+    INFO(summary(on) << " / " << summary(off));
+    CHECK(split_row_of(on).buffers == 2);
+    CHECK(split_row_of(on).prefetch);
+    CHECK(split_row_of(on).repoll);
+    CHECK(split_row_of(off).buffers == 2);
+    CHECK_FALSE(split_row_of(off).prefetch);
+    CHECK_FALSE(split_row_of(off).repoll);
+  }
   const SoftmaxPlan r1 = plan_softmax(dense(64, 1 << 21, DType::f32), kH200);
   CHECK(split_row_of(r1).buffers == 3);
   CHECK_FALSE(split_row_of(r1).prefetch);
   CHECK_FALSE(split_row_of(r1).repoll);
-  // The early re-poll: a candidate beside each prefetching plan, never without the pipeline.
+  // The early re-poll: a candidate beside each pipelined plan, with the prefetch and without,
+  // never without the pipeline.
   for (const Problem& p : {dense(256, 1 << 19, DType::f32), dense(64, 1 << 21, DType::f32)}) {
-    int with = 0;
+    int with = 0, prefetching = 0;
     for (const SoftmaxPlan& s : family_plans(SoftmaxFamily::split_row, p, kH200)) {
       if (!split_row_of(s).repoll) continue;
       ++with;
+      if (split_row_of(s).prefetch) ++prefetching;
       CHECK(split_row_of(s).buffers > 1);
-      CHECK(split_row_of(s).prefetch);
       CHECK(summary(s).find(" repoll") != std::string::npos);
     }
-    CHECK(with == 2);
+    CHECK(with == 4);
+    CHECK(prefetching == 2);
   }
 }
 
@@ -1129,6 +1144,40 @@ TEST_CASE("dispatch: split_row prefetches into L2 only while a wave of rows fill
   }
 }
 
+TEST_CASE("dispatch: the pipelined split_row plans prefetch by the rows they hold against L2",
+          "[dispatch]") {
+  // Two slices a block hold twice the rows in flight. On the H200 (60 MiB L2) the defaults at
+  // 2^19 and 2^20 (25.2 MB, 40%) and 1000003 (24 MB, 38%) prefetch; on the H100 (50 MiB) the same
+  // plans hold 48% and 46%: none, and so no re-poll either.
+  const DeviceLimits h100 = find_device_profile("h100")->limits;
+  REQUIRE(h100.l2_bytes < kH200.l2_bytes);
+  for (const Problem& p : {dense(256, 1 << 19, DType::f32), dense(128, 1 << 20, DType::f32),
+                           dense(134, 1000003, DType::f32)}) {
+    const SoftmaxPlan on = plan_softmax(p, kH200);
+    const SoftmaxPlan off = plan_softmax(p, h100);
+    INFO(summary(on) << " / " << summary(off));
+    REQUIRE(split_row_of(on).buffers == 2);
+    REQUIRE(split_row_of(off).buffers == 2);
+    CHECK(on.rows_in_flight == off.rows_in_flight);
+    CHECK(split_row_of(on).slice == split_row_of(off).slice);
+    const double held = 2.0 * static_cast<double>(on.rows_in_flight * p.N * 4);
+    CHECK(held <= 0.45 * static_cast<double>(kH200.l2_bytes));
+    CHECK(held > 0.45 * static_cast<double>(h100.l2_bytes));
+    CHECK(split_row_of(on).prefetch);
+    CHECK_FALSE(split_row_of(off).prefetch);
+    CHECK_FALSE(split_row_of(off).repoll);
+    CHECK(off.why.find("prefetched") == std::string::npos);
+  }
+  // The one-slice plans keep their 41% of one wave: M = 64, N = 2^21 on one slice a block holds
+  // 3 rows (25.2 MB): 40% of the H200's L2, prefetched; 48% of the H100's, not.
+  const SoftmaxPlan h200_one = single_slice_one_per_sm(dense(64, 1 << 21, DType::f32));
+  const SoftmaxPlan h100_one = single_slice_one_per_sm(dense(64, 1 << 21, DType::f32), h100);
+  REQUIRE(h200_one.rows_in_flight == 3);
+  REQUIRE(h100_one.rows_in_flight == 3);
+  CHECK(split_row_of(h200_one).prefetch);
+  CHECK_FALSE(split_row_of(h100_one).prefetch);
+}
+
 TEST_CASE("dispatch: fp32 block_row rows of 1000-4096 take the tiles measured fastest",
           "[dispatch]") {
   // Each of these tiles beat the smallest that holds the row on the H200; 8192 and 16384 stay on
@@ -1191,34 +1240,49 @@ TEST_CASE("dispatch: warp_rows rows just past a power of two have a tile of 3 ve
   }
 }
 
-TEST_CASE("dispatch: 16-bit rows just past a power of two have the tile half again as wide as a "
-          "candidate", "[dispatch]") {
-  // 1025 elements, or 1023 (or 1024 at a stride of 1025) off a 16-byte boundary (a window of up
-  // to N + 7), fill 96 x 2 (1536) two thirds where the default 64 x 4 (2048) is half full;
-  // likewise 4097 on 192 x 4 (6144, against 8192) and 8193 on 384 x 4 (12288, against 16384).
-  // Candidates only: the default stays the power-of-two tile until a run times the two.
+TEST_CASE("dispatch: 16-bit rows just past a power of two take the tile half again as wide",
+          "[dispatch]") {
+  // 4097, or 4096 at a stride of 4097 (a window of up to N + 7), fill 192 x 4 (6144) two thirds
+  // where 256 x 4 (8192) is half full: the default, 256 x 4 a candidate beside it; likewise 8193
+  // on 384 x 4 (12288, against 16384). 1025 elements, or 1023 (or 1024 at a stride of 1025) off
+  // a 16-byte boundary, fill 96 x 2 (1536) two thirds where 64 x 4 (2048) is half full: a
+  // candidate only (it ran slower: tile_lists.hpp).
   const auto strided = [](std::int64_t N, std::int64_t ld, DType t) {
     Problem p = dense(4096, N, t);
     p.ld_x = p.ld_y = ld;
     return p;
   };
+  const auto has_tile = [](const std::vector<SoftmaxPlan>& c, int threads, int vecs) {
+    return std::any_of(c.begin(), c.end(), [&](const SoftmaxPlan& q) {
+      return block_row_of(q).threads == threads && block_row_of(q).vecs == vecs;
+    });
+  };
   for (const DType t : {DType::bf16, DType::f16}) {
-    for (const auto& [p, threads, vecs, default_cap] :
-         {std::tuple{strided(1025, 1025, t), 96, 2, 2048},
-          std::tuple{strided(1023, 1023, t), 96, 2, 2048},
-          std::tuple{strided(1024, 1025, t), 96, 2, 2048},
-          std::tuple{strided(1536, 1536, t), 96, 2, 2048},
-          std::tuple{strided(4097, 4097, t), 192, 4, 8192},
-          std::tuple{strided(8193, 8193, t), 384, 4, 16384}}) {
+    for (const auto& [p, threads, vecs, cap] :
+         {std::tuple{strided(4097, 4097, t), 192, 4, 6144},
+          std::tuple{strided(4096, 4097, t), 192, 4, 6144},
+          std::tuple{strided(6144, 6144, t), 192, 4, 6144},
+          std::tuple{strided(8193, 8193, t), 384, 4, 12288},
+          std::tuple{strided(8192, 8193, t), 384, 4, 12288}}) {
       const SoftmaxPlan s = plan_softmax(p, kH200);
       INFO(to_string(t) << " N = " << p.N << " ld = " << p.ld_x << ": " << summary(s));
       REQUIRE(s.family() == SoftmaxFamily::block_row);
-      CHECK(block_row_of(s).capacity == default_cap);
-      const std::vector<SoftmaxPlan> c = family_plans(SoftmaxFamily::block_row, p, kH200);
-      CHECK(block_row_of(c.front()).capacity == default_cap);
-      CHECK(std::any_of(c.begin(), c.end(), [&, T = threads, K = vecs](const SoftmaxPlan& q) {
-        return block_row_of(q).threads == T && block_row_of(q).vecs == K;
-      }));
+      CHECK(block_row_of(s).threads == threads);
+      CHECK(block_row_of(s).vecs == vecs);
+      CHECK(block_row_of(s).capacity == cap);
+      CHECK(has_tile(family_plans(SoftmaxFamily::block_row, p, kH200), threads * 4 / 3, 4));
+    }
+    // Aligned 4096 and 8192 keep the power-of-two tile that holds them exactly.
+    CHECK(block_row_of(plan_softmax(strided(4096, 4096, t), kH200)).capacity == 4096);
+    CHECK(block_row_of(plan_softmax(strided(8192, 8192, t), kH200)).capacity == 8192);
+    for (const Problem& p :
+         {strided(1025, 1025, t), strided(1023, 1023, t), strided(1024, 1025, t),
+          strided(1536, 1536, t)}) {
+      const SoftmaxPlan s = plan_softmax(p, kH200);
+      INFO(to_string(t) << " N = " << p.N << " ld = " << p.ld_x << ": " << summary(s));
+      REQUIRE(s.family() == SoftmaxFamily::block_row);
+      CHECK(block_row_of(s).capacity == 2048);
+      CHECK(has_tile(family_plans(SoftmaxFamily::block_row, p, kH200), 96, 2));
     }
     // No wide tile where it would not be fuller than the default: 1537 on 64 x 4 (2048), and
     // aligned 2048 (its own tile).
@@ -1311,13 +1375,24 @@ TEST_CASE("dispatch: warp_rows' rows off 16-byte boundaries, staged to N = 64, t
   }));
 }
 
-TEST_CASE("dispatch: warp_rows' grid, one block per rows for fp32, sized to the card for 16-bit",
+TEST_CASE("dispatch: warp_rows' grid, one block per rows but for 16-bit rows past 512",
           "[dispatch]") {
-  for (const std::int64_t n : {32, 128, 512, 1000, 1024}) {
+  const auto h_rows = [](std::int64_t n) { return (std::int64_t{1} << 27) / n; };
+  for (const std::int64_t n : {32, 128, 512, 513, 1000, 1024}) {
     INFO("N = " << n);
-    const SoftmaxPlan h = plan_softmax(dense((std::int64_t{1} << 27) / n, n, DType::bf16), kH200);
-    REQUIRE(h.family() == SoftmaxFamily::warp_rows);
-    CHECK(warp_rows_of(h).grid == 0);  // persistent: the launcher sizes it to the card
+    for (const DType t : {DType::bf16, DType::f16}) {
+      const SoftmaxPlan h = plan_softmax(dense(h_rows(n), n, t), kH200);
+      REQUIRE(h.family() == SoftmaxFamily::warp_rows);
+      const std::int64_t rows_per_block = 8 * (32 / warp_rows_of(h).lanes_per_row);
+      if (n > 512)
+        CHECK(warp_rows_of(h).grid == 0);  // persistent: the launcher sizes it to the card
+      else
+        CHECK(warp_rows_of(h).grid == (h_rows(n) + rows_per_block - 1) / rows_per_block);
+      // Rows off 16-byte boundaries past the staged plan's N take the same grid.
+      const SoftmaxPlan odd = plan_softmax(Problem{1000, n, n + 1, n + 1, t}, kH200);
+      if (odd.family() == SoftmaxFamily::warp_rows && warp_rows_of(odd).staged_rows == 0)
+        CHECK((warp_rows_of(odd).grid == 0) == (n > 512));
+    }
     if (n <= warp_rows_max_n(DType::f32)) {
       const SoftmaxPlan f = plan_softmax(dense((std::int64_t{1} << 27) / n, n, DType::f32), kH200);
       REQUIRE(f.family() == SoftmaxFamily::warp_rows);

@@ -205,9 +205,11 @@ TEST_CASE("a small shape set for compute-sanitizer, every kernel",
       // registers and the rest in shared memory; rows on 16-byte boundaries and off them.
       {dense(17, 1 << 18), {}, InputKind::mixed},
       {dense(17, (1 << 18) + 3), {}, InputKind::mixed},
-      // split_row's defaults on rows that fit on chip: two slices per block (600000), three
-      // (2^21: one row in flight), and rows off 16-byte boundaries (ld = 300001): two slices per
-      // block with four rows in flight, two blocks per SM with counted partials with two.
+      // split_row's defaults on rows that fit on chip: two slices per block (300000 with the L2
+      // prefetch and the early re-poll, 600000 without), three (2^21: one row in flight), and rows
+      // off 16-byte boundaries (ld = 300001): two slices per block with four rows in flight, two
+      // blocks per SM with counted partials with two.
+      {dense(16, 300000), {}, InputKind::mixed},
       {dense(16, 600000), {}, InputKind::mixed},
       {dense(2, 1 << 21), {}, InputKind::mixed},
       {dense(4, 300001), {}, InputKind::mixed},
@@ -423,9 +425,19 @@ TEST_CASE("cudnn: one handle reused across shapes and streams", "[gpu][cudnn]") 
         CHECK(what.find("CUDNN_STATUS_NOT_SUPPORTED") != std::string::npos);
         continue;
       }
-      const VerifyResult v = verify_storage_output(p, x, run.y);
+      // cuDNN's 16-bit outputs are not always rounded to the nearest value: on an H100 they were
+      // off the fp64 reference by up to 0.0058 relative in bf16, over the storage tolerance
+      // (0.0040, half a unit in the last place and slack) but within one unit
+      // (results/h100/a3e4cf9-any-stride/gpu-tests.log); the sweeps record such outputs as
+      // failed. What this case checks is that the descriptors follow the shapes, which a wrong
+      // one would miss by far more: one unit in the last place, twice the storage tolerance.
+      const VerifyResult v = verify_storage_output_at(p, x, run.y, 2 * storage_tolerance(t));
       INFO(v.detail);
       CHECK(v.passed);
+      if (!verify_storage_output(p, x, run.y).passed)
+        WARN("cudnn " << to_string(t) << " M = " << p.M << ", N = " << p.N << ": max relative "
+                      << "error " << v.max_rel_err << ", over the storage tolerance "
+                      << storage_tolerance(t));
       CHECK(!run.guard_error);
       CHECK(!run.padding_error);
     }

@@ -12,11 +12,11 @@
 //
 // Tiles (tile_lists.hpp): fp32 (64, 4) (96, 4) (128, 4) (192, 4) (256, 4) (384, 4) (512, 4)
 // (512, 8) (1024, 8) -> 1024 .. 32768 elements (N = 513 ... 1024 included: warp_rows stops at 512
-// fp32); bf16/fp16 (64, 4) (96, 4) (128, 4) (256, 4) (512, 4) (1024, 4) -> 2048 .. 32768
-// elements, with (128, 2) .. (1024, 2) beside them for the tuning test, (64, 2), (64, 1) and
-// (128, 1), 512 and 1024 elements, candidates against warp_rows, and (96, 2) (192, 4) (384, 4),
-// candidates only (never the dispatch's pick) for rows just past a power of two, which fill them
-// two thirds where the default tile is half full.
+// fp32); bf16/fp16 (64, 4) (96, 4) (128, 4) (192, 4) (256, 4) (384, 4) (512, 4) (1024, 4) ->
+// 2048 .. 32768 elements (192 x 4 and 384 x 4 hold rows just past 4096 and 8192 two thirds full,
+// where the next power of two would be half full), with (128, 2) .. (1024, 2) beside them for the
+// tuning test, (64, 2), (64, 1) and (128, 1), 512 and 1024 elements, candidates against
+// warp_rows, and (96, 2), a candidate only (never the dispatch's pick) for rows just past 1024.
 // A thread holds at most 32 elements (its tile is fp32 whatever the storage: row_tile.cuh), and a
 // block stays within 64 registers per thread.
 //

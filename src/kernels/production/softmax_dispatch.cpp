@@ -99,10 +99,17 @@ const Form& form_of(const SoftmaxPlan& s) {
 
 // ---- warp_rows ---------------------------------------------------------------------------------
 
-// The grid: fp32 rows one block per 8 x 32/G rows, 16-bit rows a persistent grid: on the H200 each
-// the faster of the two at N = 32 ... 1024 (results/h200/tuning/; docs/performance.md,
-// "warp_rows").
-bool warp_rows_persistent_default(DType t) { return t != DType::f32; }
+// The grid: one block per 8 x 32/G rows, except 16-bit rows past 512 elements: a persistent grid
+// sized to the card (docs/performance.md, "warp_rows"). fp32: one block per rows the faster on the
+// H200 at N = 32 ... 1024. 16-bit: persistent the faster on the H200 at N = 1000 and 1024 (one
+// block per rows 0.880x, 0.904x) and within 2% at 32 ... 512 (0.984-1.002x); on the H100 one block
+// per rows ran 1.04-1.06x at 32 ... 512 on aligned rows and 1.14-1.23x at 128 ... 512 with
+// ld = N + 1 (results/h200/tuning/bf16-short-rows.log; results/h100/a3e4cf9-any-stride/
+// tune-short.log, tune-unaligned.log).
+inline constexpr i64 kWarpRowsPersistentFromN16 = 513;
+bool warp_rows_persistent_default(const Problem& p) {
+  return p.dtype != DType::f32 && p.N >= kWarpRowsPersistentFromN16;
+}
 
 // `two_pass`: the reduction (warp_rows_two_pass_default when not given).
 SoftmaxPlan warp_rows_plan(const Problem& p, TileShape tile, bool persistent,
@@ -390,18 +397,25 @@ std::optional<SoftmaxPlan> smallest_cluster(const Problem& p, const DeviceLimits
 
 // ---- split_row ---------------------------------------------------------------------------------
 
-// Whether split_row prefetches the next slice into L2 while a row waits for its partials, when
-// the caller does not say: only while the rows of one wave fill at most 41% of L2. The prefetched
-// lines must survive until the slice is copied in, beside the wave's outputs (write-back, dirty
-// in L2). On the H200 the prefetch paid at waves of up to ~25 MB (41% of its 60 MB L2) and cost
-// past them, where the default sweep's counters showed more bytes read per element than one read
-// of the row; it cost rows read twice too (results/h200/tuning/; docs/performance.md,
-// "split_row").
+// Whether split_row prefetches the next slice into L2, when the caller does not say: only while
+// the rows its blocks hold at once fill at most a share of L2 -- 41% for one slice a block, 45%
+// for the pipelined plans, whose rows held are their rows in flight times the slices a block
+// holds. The prefetched lines must survive until the slice is copied in, beside the outputs being
+// written (write-back, dirty in L2). Both shares are set by measurements, not derived:
+// - one slice a block, on the H200: the prefetch paid at waves of up to ~25 MB (41% of its 60 MB
+//   L2) and cost past them, where the default sweep's counters showed more bytes read per element
+//   than one read of the row; it cost rows read twice too (results/h200/tuning/);
+// - two slices a block: with the early re-poll it paid 1.02-1.06x on the H200 at 2^18 ... 2^20
+//   fp32, 43% and 40% of its L2 held (results/h200/tuning/fp32-long-rows.log), and cost on the
+//   H100 at 2^19 and 2^20, 48% of its 50 MB: the plan without it ran 1.17x and 1.15x, and 1.06x
+//   at N = 1000003 (46%) (results/h100/a3e4cf9-any-stride/tune-long.log). No card's measurement
+//   lies between 43% and 48%; docs/performance.md, "split_row".
 bool split_prefetch_default(const Problem& p, const DeviceLimits& d, i64 rows_in_flight,
-                            bool on_chip) {
-  const double wave = static_cast<double>(rows_in_flight) * static_cast<double>(p.N) *
+                            int buffers, bool on_chip) {
+  const double held = static_cast<double>(rows_in_flight) * buffers * static_cast<double>(p.N) *
                       static_cast<double>(dtype_bytes(p.dtype));
-  return on_chip && wave <= 0.41 * static_cast<double>(d.l2_bytes);
+  const double share = buffers == 1 ? 0.41 : 0.45;
+  return on_chip && held <= share * static_cast<double>(d.l2_bytes);
 }
 
 enum class Prefetch { by_rule, on, off };
@@ -460,11 +474,9 @@ SoftmaxPlan split_plan(const Problem& p, const DeviceLimits& d, Prefetch prefetc
   r.workspace_bytes = partials + static_cast<std::size_t>(p.M) * 4;
   const bool on_chip = r.resident == r.slice;
   s.traffic = on_chip ? TrafficModel::fused : TrafficModel::two_read;
-  // The pipelined exchange has the next slice in shared memory already: its L2 prefetch (of the
-  // slice after, at each trip's start) only when asked for, never by the rule.
+  // The pipelined exchange prefetches, at each trip's start, the slice that trip copies in.
   r.prefetch = prefetch == Prefetch::on ||
-               (prefetch == Prefetch::by_rule && buffers == 1 &&
-                split_prefetch_default(p, d, R, on_chip));
+               (prefetch == Prefetch::by_rule && split_prefetch_default(p, d, R, buffers, on_chip));
   const double reread = on_chip ? 0.0 : 1.0 - static_cast<double>(S * r.resident) /
                                                   static_cast<double>(p.N);
   const char* slices_word = buffers == 3 ? "three" : "two";  // of a pipelined plan (buffers > 1)
@@ -494,8 +506,8 @@ SoftmaxPlan split_plan(const Problem& p, const DeviceLimits& d, Prefetch prefetc
 // The pipelined split_row plan (`buffers` = 2 or 3 slices per block, one block per SM); none where
 // a row does not fit on chip in the grid's parts of shared memory.
 std::optional<SoftmaxPlan> split_pipelined(const Problem& p, const DeviceLimits& d,
-                                           int buffers = 2, bool prefetch = false) {
-  SoftmaxPlan s = split_plan(p, d, prefetch ? Prefetch::on : Prefetch::off, 1, buffers);
+                                           int buffers = 2, Prefetch prefetch = Prefetch::off) {
+  SoftmaxPlan s = split_plan(p, d, prefetch, 1, buffers);
   const SplitRowPlan& r = form_of<SplitRowPlan>(s);
   if (r.resident != r.slice) return std::nullopt;
   return s;
@@ -581,13 +593,15 @@ std::optional<SoftmaxPlan> split_ring(const Problem& p, const DeviceLimits& d, i
 // - two slices per block where that keeps at least kSplitPipelinedMinRows rows in flight (with
 //   fewer, every block of the card waits on one row; 16-bit rows never: their statistics phase,
 //   twice the elements per byte, is half a trip), with the slice each trip copies in prefetched
-//   into L2 at the trip's start and a partial found unpublished at the trip's start polled again
-//   before the statistics' reduction (fewer trips then wait for a partial when they need it);
+//   into L2 at the trip's start where split_prefetch_default says so, and then a partial found
+//   unpublished at the trip's start polled again before the statistics' reduction (fewer trips
+//   then wait for a partial when they need it; timed only beside the prefetch);
 // - else three slices per block where they are no shorter than two slices would be (the third
 //   part of shared memory is then free, and it gives the copies a trip of lead time; where the
 //   slices would have to shrink it is slower);
-// fp32 rows off 16-byte boundaries (N = 1000003): the two-slice plan with the prefetch where it
-// keeps kSplitPipelinedMinRows rows in flight, else two blocks per SM with counted partials.
+// fp32 rows off 16-byte boundaries (N = 1000003): the two-slice plan (its prefetch by the same
+// rule) where it keeps kSplitPipelinedMinRows rows in flight, else two blocks per SM with counted
+// partials.
 // Aligned fp32 rows on chip that take neither form and go one at a time over the whole card
 // (N = 2^22: a 127 KB slice a block, two would not fit) take the ring of chunk slots (split_ring;
 // where it would have more rows in flight or shorter slices than the plan it replaces it is
@@ -602,15 +616,16 @@ SoftmaxPlan split_default(const Problem& p, const DeviceLimits& d) {
   const auto slices = [](const SoftmaxPlan& s) { return form_of<SplitRowPlan>(s).slices; };
   if (p.dtype == DType::f32) {
     if (row_head_room(p) == 0) {
-      const std::optional<SoftmaxPlan> two = split_pipelined(p, d, 2, true);
-      if (two && two->rows_in_flight >= kSplitPipelinedMinRows) return with_repoll(*two);
+      const std::optional<SoftmaxPlan> two = split_pipelined(p, d, 2, Prefetch::by_rule);
+      if (two && two->rows_in_flight >= kSplitPipelinedMinRows)
+        return form_of<SplitRowPlan>(*two).prefetch ? with_repoll(*two) : *two;
       const std::optional<SoftmaxPlan> three = split_pipelined(p, d, 3);
       if (two && three && slices(*three) == slices(*two)) return *three;
     } else {
-      // Rows off 16-byte boundaries: the two-slice plan with the prefetch where it keeps as many
-      // rows in flight as the aligned rows' default needs (at N = 1000003 faster than the counted
-      // plan: results/h200/tuning/), else two blocks per SM with counted partials.
-      const std::optional<SoftmaxPlan> two = split_pipelined(p, d, 2, true);
+      // Rows off 16-byte boundaries: the two-slice plan where it keeps as many rows in flight as
+      // the aligned rows' default needs (at N = 1000003 faster than the counted plan:
+      // results/h200/tuning/), else two blocks per SM with counted partials.
+      const std::optional<SoftmaxPlan> two = split_pipelined(p, d, 2, Prefetch::by_rule);
       if (two && two->rows_in_flight >= kSplitPipelinedMinRows) return *two;
       const SoftmaxPlan two_per_sm = split_plan(p, d, Prefetch::off);
       if (on_chip(two_per_sm)) return by_counter(two_per_sm);
@@ -796,7 +811,7 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
       const bool staged_first = staged && warp_rows_staged_default(p);
       if (staged_first) out.push_back(*staged);
       const std::size_t tiles_from = out.size();
-      const bool persistent = warp_rows_persistent_default(p.dtype);
+      const bool persistent = warp_rows_persistent_default(p);
       i64 first_cap = 0;
       for (TileShape t : warp_rows_tiles(p.dtype)) {
         const i64 cap = tile_capacity(t, p.dtype);
@@ -889,13 +904,14 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
         // One block per SM: slices twice as long.
         out.push_back(split_plan(p, d, Prefetch::by_rule, 1));
         // One block per SM with two slices of the same length as two blocks' (rows on chip),
-        // or three of two thirds of that; each also with the L2 prefetch of the slice it copies
-        // in next, that one also polling unpublished partials again early.
+        // or three of two thirds of that; each with and without the L2 prefetch of the slice it
+        // copies in next, and each of those also polling unpublished partials again early.
         for (const bool prefetch : {false, true})
           for (const int buffers : {2, 3})
-            if (std::optional<SoftmaxPlan> q = split_pipelined(p, d, buffers, prefetch)) {
+            if (std::optional<SoftmaxPlan> q =
+                    split_pipelined(p, d, buffers, prefetch ? Prefetch::on : Prefetch::off)) {
               out.push_back(*q);
-              if (prefetch) out.push_back(with_repoll(*q));
+              out.push_back(with_repoll(*q));
             }
         // The ring of chunk slots (rows on chip, one block per SM), on the one-slice plan's rows
         // in flight, half of them and one (fewer rows at a time, shorter slices, more chunks

@@ -91,18 +91,20 @@ using BlockRowTilesFp32 =
     TileList<RegisterTile<64, 4>, RegisterTile<96, 4>, RegisterTile<128, 4>, RegisterTile<192, 4>,
              RegisterTile<256, 4>, RegisterTile<384, 4>, RegisterTile<512, 4>, RegisterTile<512, 8>,
              RegisterTile<1024, 8>>;
+// 16-bit tiles half again as wide as a power of two (6144 and 12288 elements: 192 x 4, 384 x 4)
+// hold a row just past a power of two -- 4097, or 4096 off a 16-byte boundary, whose window needs
+// 7 elements more -- two thirds full where the next power-of-two tile would be half full: on the
+// H100 1.13x and 1.09x that tile at N = 4096 and 8192, ld = N + 1
+// (results/h100/a3e4cf9-any-stride/tune-unaligned.log).
 using BlockRowTiles16 =
     TileList<RegisterTile<64, 1>, RegisterTile<64, 2>, RegisterTile<128, 1>, RegisterTile<64, 4>,
              RegisterTile<128, 2>, RegisterTile<96, 4>, RegisterTile<128, 4>, RegisterTile<256, 2>,
-             RegisterTile<256, 4>, RegisterTile<512, 2>, RegisterTile<512, 4>,
-             RegisterTile<1024, 2>, RegisterTile<1024, 4>>;
-// 16-bit tiles half again as wide as a power of two (1536, 6144, 12288 elements), candidates only:
-// a row just past a power of two -- 1025, or 1023 off a 16-byte boundary, whose window needs 7
-// elements more -- fills one two thirds where the power-of-two tile the dispatch takes is half
-// full. Not in the list the dispatch picks from until a run times them against it
-// (docs/performance.md, "Rows off 16-byte boundaries").
-using BlockRowWideTiles16 =
-    TileList<RegisterTile<96, 2>, RegisterTile<192, 4>, RegisterTile<384, 4>>;
+             RegisterTile<192, 4>, RegisterTile<256, 4>, RegisterTile<512, 2>,
+             RegisterTile<384, 4>, RegisterTile<512, 4>, RegisterTile<1024, 2>,
+             RegisterTile<1024, 4>>;
+// The same for rows just past 1024 (96 x 2, 1536 elements), a candidate only: it ran 0.88x the
+// half-full 64 x 4 at N = 1024, ld = 1025, in the same run (two vectors a thread, not four).
+using BlockRowWideTiles16 = TileList<RegisterTile<96, 2>>;
 using BlockRowWideTilesFp32 = TileList<>;  // fp32 has its 1.5x tiles among the defaults
 // Every tile block_row.cu instantiates.
 using BlockRowKernelTilesFp32 = JoinTilesT<BlockRowTilesFp32, BlockRowWideTilesFp32>;
