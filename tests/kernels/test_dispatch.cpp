@@ -1335,8 +1335,8 @@ TEST_CASE("dispatch: warp_rows' reduction, two-pass for 16-bit rows, pairs merge
     }
 }
 
-TEST_CASE("dispatch: warp_rows' rows off 16-byte boundaries, staged to N = 64, then the tile of "
-          "half the lanes and twice the vectors",
+TEST_CASE("dispatch: warp_rows' rows off 16-byte boundaries, staged to N = 64 unpadded, else the "
+          "tile of half the lanes and twice the vectors",
           "[dispatch]") {
   for (const DType t : kDtypes) {
     INFO(to_string(t));
@@ -1349,7 +1349,8 @@ TEST_CASE("dispatch: warp_rows' rows off 16-byte boundaries, staged to N = 64, t
         INFO("N = " << n << ", ld = " << ld << ": " << summary(s));
         REQUIRE(s.family() == SoftmaxFamily::warp_rows);
         const WarpRowsPlan& w = warp_rows_of(s);
-        CHECK((w.staged_rows > 0) == (head_room(p) > 0 && n <= kWarpRowsStagedMaxN));
+        CHECK((w.staged_rows > 0) ==
+              (head_room(p) > 0 && n <= kWarpRowsStagedMaxN && ld == n));
         if (w.staged_rows > 0) continue;
         // The first listed tile of the smallest capacity holding the window; off boundaries its
         // (G / 2, 2K) twin where listed.

@@ -14,6 +14,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -178,9 +179,9 @@ TEST_CASE("a small shape set for compute-sanitizer, every kernel",
       {dense(1, 1), {}, InputKind::normal},
       {dense(9, 33), {}, InputKind::mixed},
       {dense(8, 1000), {}, InputKind::mixed},
-      // warp_rows' staged rows (rows off 16-byte boundaries up to kWarpRowsStagedMaxN): dense
-      // odd rows, 32 a warp over several warps; padded rows off boundaries, y stored as vectors
-      // (x and y one element off) and element by element (y's stride not x's).
+      // warp_rows' staged rows (unpadded rows off 16-byte boundaries up to kWarpRowsStagedMaxN):
+      // dense odd rows, 32 a warp over several warps. The staged kernel on padded rows is
+      // launched as a candidate below; the dispatch gives these register tiles.
       {dense(700, 31), {}, InputKind::mixed},
       {Problem{50, 60, 61, 61, DType::f32}, {1, 1}, InputKind::mixed},
       {Problem{40, 47, 50, 51, DType::f32}, {}, InputKind::mixed},
@@ -224,9 +225,7 @@ TEST_CASE("a small shape set for compute-sanitizer, every kernel",
       // slots, each block's 8 chunks around its 7 slots.
       {dense(2, 1 << 22), {}, InputKind::mixed},
   };
-  for (const Problem& p : {dense(700, 31), Problem{50, 60, 61, 61, DType::f32},
-                           Problem{40, 47, 50, 51, DType::f32}})
-    REQUIRE(std::get<WarpRowsPlan>(plan_softmax(p, limits).form).staged_rows > 0);
+  REQUIRE(std::get<WarpRowsPlan>(plan_softmax(dense(700, 31), limits).form).staged_rows > 0);
   REQUIRE(std::get<SplitRowPlan>(plan_softmax(dense(1, 3 << 23), limits).form).interleaved);
   REQUIRE(std::get<SplitRowPlan>(plan_softmax(dense(2, 1 << 22), limits).form).ring);
   for (const Problem& p : {dense(17, 1 << 18), dense(17, (1 << 18) + 3)})
@@ -246,6 +245,28 @@ TEST_CASE("a small shape set for compute-sanitizer, every kernel",
       CHECK(!run.input_error);
       if (k.name == "copy") CHECK(std::memcmp(run.y.data(), x.data(), x.size() * 4) == 0);
     }
+  }
+  // The staged kernel on padded rows (a candidate there): y stored as vectors (x and y one
+  // element off) and element by element (y's stride not x's).
+  const std::pair<Problem, Placement> padded_staged[] = {
+      {Problem{50, 60, 61, 61, DType::f32}, {1, 1}}, {Problem{40, 47, 50, 51, DType::f32}, {}}};
+  for (const auto& [p, at] : padded_staged) {
+    const std::vector<SoftmaxPlan> all = candidate_plans(p, limits);
+    const auto staged = std::find_if(all.begin(), all.end(), [](const SoftmaxPlan& s) {
+      const auto* w = std::get_if<WarpRowsPlan>(&s.form);
+      return w && w->staged_rows > 0;
+    });
+    REQUIRE(staged != all.end());
+    INFO(summary(*staged) << ": M = " << p.M << ", N = " << p.N << ", ld " << p.ld_x << " / "
+                          << p.ld_y);
+    const std::vector<float> x = make_input(p, smr::test::case_seed(base, 2000 + p.N),
+                                            InputKind::mixed);
+    const auto run = smr::test::run_launch(
+        p, x, [&](const Launch& l) { launch_plan(*staged, l); }, 0, at);
+    CHECK(!run.guard_error);
+    CHECK(!run.padding_error);
+    CHECK(!run.input_error);
+    CHECK(verify_output(p, x, run.y, kDefaultTolerance).passed);
   }
 }
 

@@ -137,12 +137,14 @@ SoftmaxPlan warp_rows_plan(const Problem& p, TileShape tile, bool persistent,
 }
 
 // Whether rows take the staged plan by default: rows off 16-byte boundaries of at most
-// kWarpRowsStagedMaxN elements. On the H100 the staged plan ran fp32 N = 31 and 33 at 98% and 93%
-// of the copy (1.30x and 1.49x torch.softmax in the same run) and bf16 at 54% and 63% (1.36x,
-// 1.98x), and lost to the register tiles at N = 128 and 256 (ld = N + 1: 0.72-0.77x the best tile
-// fp32, 0.54-0.68x bf16): results/h100/odd-rows/.
+// kWarpRowsStagedMaxN elements with no padding between them (ld = N for x and y: the span is all
+// rows). On the H100 the staged plan ran fp32 N = 31 and 33 at 98% and 93% of the copy (1.30x and
+// 1.49x torch.softmax in the same run) and bf16 at 54% and 63% (1.36x, 1.98x), and lost to the
+// register tiles at N = 128 and 256 (ld = N + 1: 0.72-0.77x the best tile fp32, 0.54-0.68x bf16):
+// results/h100/odd-rows/. On padded rows it lost at N = 32 and 64 too (ld = N + 1: 0.60-0.72x
+// the best tile fp32, 0.68-0.70x bf16: results/h100/a3e4cf9-any-stride/tune-unaligned.log).
 bool warp_rows_staged_default(const Problem& p) {
-  return row_head_room(p) > 0 && p.N <= kWarpRowsStagedMaxN;
+  return row_head_room(p) > 0 && p.N <= kWarpRowsStagedMaxN && p.ld_x == p.N && p.ld_y == p.N;
 }
 
 // The staged plan (warp_rows.cu, "Staged rows"): R rows a warp a trip, as many as fit in the span

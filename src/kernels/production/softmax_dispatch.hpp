@@ -76,9 +76,9 @@ inline constexpr int kWarpRowsStagedVecs = 8;       // warp_rows staged: 16-byte
 constexpr std::int64_t warp_rows_staged_span(int elem_bytes) {
   return std::int64_t{32} * kWarpRowsStagedVecs * (kVectorBytes / elem_bytes);
 }
-// Rows off 16-byte boundaries up to this N take warp_rows' staged plan by default (measured
-// ahead of torch.softmax at N = 31 and 33 on the H100, behind the register tiles at 128 and 256:
-// softmax_dispatch.cpp, warp_rows_staged_default).
+// Unpadded rows off 16-byte boundaries up to this N take warp_rows' staged plan by default
+// (measured ahead of torch.softmax at N = 31 and 33 on the H100, behind the register tiles at 128
+// and 256 and on padded rows: softmax_dispatch.cpp, warp_rows_staged_default).
 inline constexpr std::int64_t kWarpRowsStagedMaxN = 64;
 inline constexpr int kSliceThreads = 512;           // cluster_row and split_row block size
 inline constexpr int kSplitBlocksPerSm = 2;         // split_row: __launch_bounds__(512, 2)
