@@ -14,11 +14,13 @@
 //      when a row is longer than the card's shared memory can hold) is streamed from global
 //      memory for the statistics;
 //   2. thread 0 publishes the partial and prefetches its next slice into L2 when the plan says so
-//      (cp.async.bulk.prefetch; the dispatch asks for it while a wave of rows fills at most 41% of
-//      L2). Published as a tagged 64-bit word (the default): thread i of every block of the row
-//      then waits for slot i itself, no fence, no counter. Counted (the plan's other exchange,
-//      timed beside it): thread 0 stores the pair, adds 1 to the row's arrival counter (release)
-//      and waits until it reaches S (acquire), then the threads read the slots;
+//      (cp.async.bulk.prefetch; the dispatch asks for it while the rows the blocks hold fill at
+//      most 41% of L2, 45% for the pipelined plans: softmax_dispatch.cpp,
+//      split_prefetch_default). Published as a tagged 64-bit word (the default): thread i of
+//      every block of the row then waits for slot i itself, no fence, no counter. Counted (the
+//      plan's other exchange, timed beside it): thread 0 stores the pair, adds 1 to the row's
+//      arrival counter (release) and waits until it reaches S (acquire), then the threads read
+//      the slots;
 //   3. the block merges the S partials (one per thread, then one block reduction: the same tree
 //      everywhere, so every block gets the same statistics) and writes its slice: the streamed
 //      part first, re-read in reverse order (its most recently read lines are the likeliest to

@@ -7,9 +7,9 @@
 // log2(G) shuffles, no shared memory, no barrier: 16-bit rows the max, then the sum against it
 // (two passes, one float a shuffle); fp32 rows (max, sum) pairs, rescaled at each merge (one pass,
 // row_stats.cuh): each form the faster for its dtype on the H200. The grid is one block per
-// 8 x 32 / G rows (fp32's default) or sized to the card (SMs x resident blocks) with each warp
-// striding over the rows (16-bit's default), again the faster of the two for each
-// (results/h200/tuning/; docs/performance.md, "warp_rows").
+// 8 x 32 / G rows (the default but for 16-bit rows past 512) or sized to the card (SMs x resident
+// blocks) with each warp striding over the rows (16-bit rows past 512: the faster there on the
+// H200; results/h200/tuning/, results/h100/a3e4cf9-any-stride/; docs/performance.md, "warp_rows").
 //
 // Tiles (G, K), listed by capacity G x K x V (tile_lists.hpp, for this file and the dispatch
 // alike): 8 elements per lane while lanes are added (fp32 K = 2, bf16/fp16 K = 1), fp32 from
