@@ -739,6 +739,23 @@ TEST_CASE("the registry entry `softmax` exposes the dispatch", "[dispatch][regis
   const auto bad = why_unsupported(*k, Problem{4, 10, 9, 10, DType::f32}, kH200);
   REQUIRE(bad.has_value());
   CHECK(bad->find("ld_x") != std::string::npos);
+  // The row limit is the plan's grid: 2^27 rows of one element run (warp_rows staged, a grid
+  // sized to the card; the odd-rows sweep's N = 1); 2^31 - 1 rows of 2000 take one block each and
+  // run, 2^31 are refused, said with the plan.
+  for (const DType t : kDtypes) {
+    const Problem one{std::int64_t{1} << 27, 1, 1, 1, t};
+    INFO(to_string(t) << ": " << summary(plan_softmax(one, kH200)));
+    CHECK(plan_grid(plan_softmax(one, kH200)) == 0);
+    CHECK_FALSE(why_unsupported(*k, one, kH200).has_value());
+    const Problem tall = dense(std::int64_t{1} << 31, 2000, t);
+    REQUIRE(plan_softmax(tall, kH200).family() == SoftmaxFamily::block_row);
+    const auto why = why_unsupported(*k, tall, kH200);
+    REQUIRE(why.has_value());
+    CHECK(why->find("needs a grid of 2147483648 blocks (block_row") != std::string::npos);
+    const Problem edge = dense(0x7fffffff, 2000, t);
+    CHECK(plan_grid(plan_softmax(edge, kH200)) == 0x7fffffff);
+    CHECK_FALSE(why_unsupported(*k, edge, kH200).has_value());
+  }
 }
 
 TEST_CASE("dispatch: split_row's pipelined candidate holds two slices per block, rows on chip only",

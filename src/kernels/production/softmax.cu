@@ -149,10 +149,13 @@ KernelInfo softmax() {
     if (auto bad = invalid_problem(p)) return bad;
     // Rows longer than block_row's tile on a card without sm_90 (softmax_dispatch.hpp).
     if (auto why = softmax_unsupported(p, d)) return why;
-    // One block (or a cluster of up to 16) per row for the row families: keep the grid in range.
-    if (p.M > 0x7fffffff / kMaxClusterSize)
-      return "M = " + std::to_string(p.M) + " exceeds the production softmax's limit of " +
-             std::to_string(0x7fffffff / kMaxClusterSize) + " rows";
+    // The plan's grid within the 2^31 - 1 blocks a 1-D grid allows (one block, or a cluster,
+    // a row for the row families; the launchers check the same).
+    const SoftmaxPlan plan = plan_softmax(p, d);
+    if (plan_grid(plan) > 0x7fffffff)
+      return "M = " + std::to_string(p.M) + " needs a grid of " +
+             std::to_string(plan_grid(plan)) + " blocks (" + summary(plan) +
+             "), over the 2^31 - 1 a grid allows";
     return std::nullopt;
   };
   k.workspace_bytes = [](const Problem& p) { return split_workspace_bytes(p); };

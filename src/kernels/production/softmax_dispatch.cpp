@@ -669,6 +669,10 @@ int plan_cluster(const SoftmaxPlan& plan) {
       plan.form);
 }
 
+std::int64_t plan_grid(const SoftmaxPlan& plan) {
+  return std::visit([](const auto& f) { return f.grid; }, plan.form);
+}
+
 std::string_view to_string(SoftmaxFamily f) {
   switch (f) {
     case SoftmaxFamily::warp_rows: return "warp_rows";

@@ -286,6 +286,10 @@ struct SoftmaxPlan {
 // block_hybrid, 1 for the families without one.
 int plan_cluster(const SoftmaxPlan& plan);
 
+// The blocks the plan launches (its form's grid; 0 for a persistent grid, which the launcher
+// sizes to the card).
+std::int64_t plan_grid(const SoftmaxPlan& plan);
+
 // What `softmax` runs for p on a device with these limits. `max_cluster` is the largest cluster
 // the caller allows for the cluster kernels, lowered to d.max_cluster; the cluster families are
 // never picked where the device has no clusters (d.has_clusters()). Throws std::invalid_argument
