@@ -1138,8 +1138,8 @@ TEST_CASE("dispatch: split_row prefetches into L2 only while a wave of rows fill
   CHECK_FALSE(split_row_of(plan_softmax(dense(64, 1 << 21, DType::f32), kH200)).prefetch);
   // M = 128, N = 2^20 on two blocks per SM (the family's first candidate): 7 rows of 4 MB =
   // 29.4 MB per wave: no prefetch (the lines would not last). One block per SM holds 6 rows at a
-  // time (25.2 MB): prefetch. The default (two slices per block) has the next slice on chip and
-  // prefetches the one after, whatever the wave: its prefetched slices are one per SM.
+  // time (25.2 MB): prefetch. The default (two slices per block, 3 rows in flight) holds 25.2 MB
+  // too, 40% of the H200's L2, within its 45%: prefetch.
   const SoftmaxPlan b =
       family_plans(SoftmaxFamily::split_row, dense(128, 1 << 20, DType::f32), kH200).front();
   CHECK(split_row_of(b).grid > kH200.sm_count);
@@ -1406,7 +1406,7 @@ TEST_CASE("dispatch: warp_rows' grid, one block per rows but for 16-bit rows pas
         CHECK(warp_rows_of(h).grid == 0);  // persistent: the launcher sizes it to the card
       else
         CHECK(warp_rows_of(h).grid == (h_rows(n) + rows_per_block - 1) / rows_per_block);
-      // Rows off 16-byte boundaries past the staged plan's N take the same grid.
+      // Padded rows (never staged) take the same grid.
       const SoftmaxPlan odd = plan_softmax(Problem{1000, n, n + 1, n + 1, t}, kH200);
       if (odd.family() == SoftmaxFamily::warp_rows && warp_rows_of(odd).staged_rows == 0)
         CHECK((warp_rows_of(odd).grid == 0) == (n > 512));

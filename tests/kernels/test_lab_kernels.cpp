@@ -446,13 +446,15 @@ TEST_CASE("cudnn: one handle reused across shapes and streams", "[gpu][cudnn]") 
         CHECK(what.find("CUDNN_STATUS_NOT_SUPPORTED") != std::string::npos);
         continue;
       }
-      // cuDNN's 16-bit outputs are not always rounded to the nearest value: on an H100 they were
-      // off the fp64 reference by up to 0.0058 relative in bf16, over the storage tolerance
-      // (0.0040, half a unit in the last place and slack) but within one unit
-      // (results/h100/a3e4cf9-any-stride/gpu-tests.log); the sweeps record such outputs as
-      // failed. What this case checks is that the descriptors follow the shapes, which a wrong
-      // one would miss by far more: one unit in the last place, twice the storage tolerance.
-      const VerifyResult v = verify_storage_output_at(p, x, run.y, 2 * storage_tolerance(t));
+      // cuDNN's 16-bit outputs are not always rounded to the nearest value: on an H100 the first
+      // faults at bf16 N = 1024 and 131072 were 0.0046 and 0.0058 relative off the fp64
+      // reference, over the storage tolerance (0.0040: half a unit in the last place and slack),
+      // with thousands more (results/h100/a3e4cf9-any-stride/gpu-tests.log); the sweeps record
+      // such outputs as failed. What this case checks is that the descriptors follow the shapes,
+      // which a wrong one would miss by far more: here four times the storage tolerance, about
+      // two units in the last place (one unit off the rounded value is up to 1.5 units off the
+      // exact one).
+      const VerifyResult v = verify_storage_output_at(p, x, run.y, 4 * storage_tolerance(t));
       INFO(v.detail);
       CHECK(v.passed);
       if (!verify_storage_output(p, x, run.y).passed)

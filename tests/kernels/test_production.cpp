@@ -176,9 +176,9 @@ TEST_CASE("production softmax: every candidate plan of a shape is correct",
   // (up to 3 trips a warp, the last partly past M; 36 bf16 is 72-byte rows, read through
   // windows). 131 x 300: block_row's 16-bit tiles of one vector a thread (64 x 1 holds a bf16
   // row of 300 through its window), candidates against warp_rows. 67 x 1021, 11 x 4097 and
-  // 5 x 8193: block_row's 16-bit candidates half again as wide as a power of two (96 x 2,
-  // 192 x 4, 384 x 4) beside the half-full default; 97 x 129 and 41 x 257: warp_rows' tiles of
-  // 3 vectors a lane.
+  // 5 x 8193: block_row's 16-bit tiles half again as wide as a power of two (96 x 2 a candidate
+  // beside the half-full 64 x 4; 192 x 4 and 384 x 4 the defaults, the half-full power-of-two
+  // tiles beside them); 97 x 129 and 41 x 257: warp_rows' tiles of 3 vectors a lane.
   const Problem shapes[] = {dense(133, 100),  dense(64, 1000),  dense(37, 3001),
                             dense(20, 20000), dense(9, 65544),  dense(40, 250000),
                             Problem{40, 250001, 250004, 250008, DType::f32}, dense(40, 250001),

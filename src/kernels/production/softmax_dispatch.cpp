@@ -101,11 +101,12 @@ const Form& form_of(const SoftmaxPlan& s) {
 
 // The grid: one block per 8 x 32/G rows, except 16-bit rows past 512 elements: a persistent grid
 // sized to the card (docs/performance.md, "warp_rows"). fp32: one block per rows the faster on the
-// H200 at N = 32 ... 1024. 16-bit: persistent the faster on the H200 at N = 1000 and 1024 (one
-// block per rows 0.880x, 0.904x) and within 2% at 32 ... 512 (0.984-1.002x); on the H100 one block
-// per rows ran 1.04-1.06x at 32 ... 512 on aligned rows and 1.14-1.23x at 128 ... 512 with
-// ld = N + 1 (results/h200/tuning/bf16-short-rows.log; results/h100/a3e4cf9-any-stride/
-// tune-short.log, tune-unaligned.log).
+// H200 at N = 32 ... 1024. 16-bit: within 2% of each other on the H200 at 32 ... 512 (one block
+// per rows 0.984-1.002x), where on the H100 one block per rows ran 1.04-1.05x on aligned rows and
+// 1.14-1.23x at 128 ... 512 with ld = N + 1; past 512 the persistent grid rests on the H200 alone
+// (one block per rows 0.880x, 0.904x at 1000 and 1024), where the H100 timed one block per rows
+// 1.003x, 1.035x, and 1.165x at 1000 with ld = 1001 (results/h200/tuning/bf16-short-rows.log;
+// results/h100/a3e4cf9-any-stride/tune-short.log, tune-unaligned.log).
 inline constexpr i64 kWarpRowsPersistentFromN16 = 513;
 bool warp_rows_persistent_default(const Problem& p) {
   return p.dtype != DType::f32 && p.N >= kWarpRowsPersistentFromN16;
@@ -401,8 +402,8 @@ std::optional<SoftmaxPlan> smallest_cluster(const Problem& p, const DeviceLimits
 
 // Whether split_row prefetches the next slice into L2, when the caller does not say: only while
 // the rows its blocks hold at once fill at most a share of L2 -- 41% for one slice a block, 45%
-// for the pipelined plans, whose rows held are their rows in flight times the slices a block
-// holds. The prefetched lines must survive until the slice is copied in, beside the outputs being
+// for the two-slice pipelined plan, whose rows held are twice its rows in flight (the three-slice
+// default never prefetches: split_default). The prefetched lines must survive until the slice is copied in, beside the outputs being
 // written (write-back, dirty in L2). Both shares are set by measurements, not derived:
 // - one slice a block, on the H200: the prefetch paid at waves of up to ~25 MB (41% of its 60 MB
 //   L2) and cost past them, where the default sweep's counters showed more bytes read per element
@@ -411,7 +412,7 @@ std::optional<SoftmaxPlan> smallest_cluster(const Problem& p, const DeviceLimits
 //   fp32, 43% and 40% of its L2 held (results/h200/tuning/fp32-long-rows.log), and cost on the
 //   H100 at 2^19 and 2^20, 48% of its 50 MB: the plan without it ran 1.17x and 1.15x, and 1.06x
 //   at N = 1000003 (46%) (results/h100/a3e4cf9-any-stride/tune-long.log). No card's measurement
-//   lies between 43% and 48%; docs/performance.md, "split_row".
+//   lies between 43% (paid) and 46% (cost); docs/performance.md, "split_row".
 bool split_prefetch_default(const Problem& p, const DeviceLimits& d, i64 rows_in_flight,
                             int buffers, bool on_chip) {
   const double held = static_cast<double>(rows_in_flight) * buffers * static_cast<double>(p.N) *
@@ -805,8 +806,8 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
   constexpr std::size_t kMaxTiles = 3;  // the smallest tiles that fit: larger ones only mask more
   switch (f) {
     case SoftmaxFamily::warp_rows: {
-      // Rows off 16-byte boundaries up to kWarpRowsStagedMaxN: the staged plan first (the
-      // default). Then every tile of the two smallest capacities that hold N's window -- for rows
+      // Unpadded rows off 16-byte boundaries up to kWarpRowsStagedMaxN: the staged plan first
+      // (the default). Then every tile of the two smallest capacities that hold N's window -- for rows
       // off boundaries the one with half the lanes and twice the vectors of the first of the
       // smallest capacity first, where listed (on the H100 1.00-1.27x the first at fp32 and bf16
       // N = 128 and 256, ld = N + 1: results/h100/odd-rows/tune-pad1.log) -- and the first of them

@@ -40,12 +40,13 @@
 //                                   in flight, else the part that does not fit is read twice
 //                                   (TrafficModel::two_read); aligned fp32 rows on chip: two
 //                                   slices per block with >= 3 rows in flight (each trip's
-//                                   incoming slice prefetched into L2, unpublished partials
-//                                   polled again early), else three where they are as long (the
-//                                   pipelined exchange); unaligned fp32 rows on chip: two
-//                                   slices per block with the prefetch while >= 3 rows are in
-//                                   flight, else two blocks per SM, partials counted; aligned fp32 rows on chip one at
-//                                   a time over the card where neither pipelined form fits
+//                                   incoming slice prefetched into L2 and unpublished partials
+//                                   polled again early where the rows held fit 45% of L2), else
+//                                   three where they are as long (the pipelined exchange);
+//                                   unaligned fp32 rows on chip: two slices per block while >= 3
+//                                   rows are in flight (the prefetch by the same rule), else two
+//                                   blocks per SM, partials counted; aligned fp32 rows on chip one
+//                                   at a time over the card where neither pipelined form fits
 //                                   (2^22): the block's shared memory a ring of chunk slots
 #pragma once
 
@@ -155,8 +156,8 @@ std::int64_t cluster_row_max_n(DType t);
 std::vector<TileShape> warp_rows_tiles(DType t);
 std::vector<TileShape> block_row_tiles(DType t);
 // The candidates-only tiles (tile_lists.hpp: warp_rows' of 3 vectors a lane, block_row's 16-bit
-// ones half again as wide as a power of two; none of block_row's for fp32): timed by the tuning
-// test where they hold a row fuller than the default tile, never picked by default.
+// 96 x 2; none of block_row's for fp32): timed by the tuning test where they hold a row fuller
+// than the default tile, never picked by default.
 std::vector<TileShape> warp_rows_wide_tiles(DType t);
 std::vector<TileShape> block_row_wide_tiles(DType t);
 std::vector<TileShape> cluster_tile_tiles(DType t);  // (threads, K) per block, largest first

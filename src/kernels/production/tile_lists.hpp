@@ -80,8 +80,9 @@ using WarpRowsKernelTiles16 = JoinTilesT<WarpRowsTiles16, WarpRowsWideTiles16>;
 // 64 x 4, 16-bit 64 x 2) are block_row's for fp32 rows of 513 to about 1000 (softmax_dispatch.hpp,
 // warp_rows_max_n; from there 96 x 4 is filled to 65%) and candidates against warp_rows for
 // 16-bit rows, with the 16-bit tiles of one vector a thread (64 x 1, 128 x 1: 512 and 1024
-// elements, one row on 2 or 4 warps, as the Triton seed kernel holds a 16-bit row of 1024),
-// untimed so far. fp32 tiles half again as wide as a power of two (96 x 4, 384 x 4) are there
+// elements, one row on 2 or 4 warps, as the Triton seed kernel holds a 16-bit row of 1024;
+// 128 x 1 ran 0.89x warp_rows' 32 x 4 at bf16 N = 1024 on the H100:
+// results/h100/a3e4cf9-any-stride/tune-short.log). fp32 tiles half again as wide as a power of two (96 x 4, 384 x 4) are there
 // because fp32 rows take the widest tile they fill to at least kBlockRowMinFillPercent
 // (softmax_dispatch.hpp). Tiles that ran slower than these and are not built (768 x 4; 8
 // elements a thread on 256-1024 threads; 1024 x 4 fp32; 4-vector tiles under 32-register launch
