@@ -152,10 +152,9 @@ KernelInfo softmax() {
     // The plan's grid within the 2^31 - 1 blocks a 1-D grid allows (one block, or a cluster,
     // a row for the row families; the launchers check the same).
     const SoftmaxPlan plan = plan_softmax(p, d);
-    if (plan_grid(plan) > 0x7fffffff)
-      return "M = " + std::to_string(p.M) + " needs a grid of " +
-             std::to_string(plan_grid(plan)) + " blocks (" + summary(plan) +
-             "), over the 2^31 - 1 a grid allows";
+    if (const std::int64_t blocks = plan_grid(plan); blocks > 0x7fffffff)
+      return "M = " + std::to_string(p.M) + " needs a grid of " + std::to_string(blocks) +
+             " blocks (" + summary(plan) + "), over the 2^31 - 1 a grid allows";
     return std::nullopt;
   };
   k.workspace_bytes = [](const Problem& p) { return split_workspace_bytes(p); };

@@ -403,8 +403,9 @@ std::optional<SoftmaxPlan> smallest_cluster(const Problem& p, const DeviceLimits
 // Whether split_row prefetches the next slice into L2, when the caller does not say: only while
 // the rows its blocks hold at once fill at most a share of L2 -- 41% for one slice a block, 45%
 // for the two-slice pipelined plan, whose rows held are twice its rows in flight (the three-slice
-// default never prefetches: split_default). The prefetched lines must survive until the slice is copied in, beside the outputs being
-// written (write-back, dirty in L2). Both shares are set by measurements, not derived:
+// default never prefetches: split_default). The prefetched lines must survive until the slice is
+// copied in, beside the outputs being written (write-back, dirty in L2). Both shares are set by
+// measurements, not derived:
 // - one slice a block, on the H200: the prefetch paid at waves of up to ~25 MB (41% of its 60 MB
 //   L2) and cost past them, where the default sweep's counters showed more bytes read per element
 //   than one read of the row; it cost rows read twice too (results/h200/tuning/);
@@ -413,11 +414,13 @@ std::optional<SoftmaxPlan> smallest_cluster(const Problem& p, const DeviceLimits
 //   H100 at 2^19 and 2^20, 48% of its 50 MB: the plan without it ran 1.17x and 1.15x, and 1.06x
 //   at N = 1000003 (46%) (results/h100/a3e4cf9-any-stride/tune-long.log). No card's measurement
 //   lies between 43% (paid) and 46% (cost); docs/performance.md, "split_row".
+inline constexpr double kSplitPrefetchL2Share = 0.41;      // one slice a block
+inline constexpr double kPipelinedPrefetchL2Share = 0.45;  // two slices a block
 bool split_prefetch_default(const Problem& p, const DeviceLimits& d, i64 rows_in_flight,
                             int buffers, bool on_chip) {
   const double held = static_cast<double>(rows_in_flight) * buffers * static_cast<double>(p.N) *
                       static_cast<double>(dtype_bytes(p.dtype));
-  const double share = buffers == 1 ? 0.41 : 0.45;
+  const double share = buffers == 1 ? kSplitPrefetchL2Share : kPipelinedPrefetchL2Share;
   return on_chip && held <= share * static_cast<double>(d.l2_bytes);
 }
 
@@ -704,7 +707,6 @@ std::vector<TileShape> block_row_wide_tiles(DType t) {
                          : tile_shapes(BlockRowWideTiles16{});
 }
 
-
 std::vector<TileShape> cluster_tile_tiles(DType t) {
   return t == DType::f32 ? tile_shapes(ClusterTileTilesFp32{}) : tile_shapes(ClusterTileTiles16{});
 }
@@ -807,13 +809,13 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
   switch (f) {
     case SoftmaxFamily::warp_rows: {
       // Unpadded rows off 16-byte boundaries up to kWarpRowsStagedMaxN: the staged plan first
-      // (the default). Then every tile of the two smallest capacities that hold N's window -- for rows
-      // off boundaries the one with half the lanes and twice the vectors of the first of the
-      // smallest capacity first, where listed (on the H100 1.00-1.27x the first at fp32 and bf16
-      // N = 128 and 256, ld = N + 1: results/h100/odd-rows/tune-pad1.log) -- and the first of them
-      // on the other kind of grid and with the other reduction (two-pass <-> pairs' merge). The
-      // staged plan is a candidate on every row it holds, last where it is not the default, and
-      // beside it its whole-rounds form where that differs.
+      // (the default). Then every tile of the two smallest capacities that hold N's window --
+      // for rows off boundaries the one with half the lanes and twice the vectors of the first
+      // of the smallest capacity first, where listed (on the H100 1.00-1.27x the first at fp32
+      // and bf16 N = 128 and 256, ld = N + 1: results/h100/odd-rows/tune-pad1.log) -- and the
+      // first of them on the other kind of grid and with the other reduction (two-pass <->
+      // pairs' merge). The staged plan is a candidate on every row it holds, last where it is not
+      // the default, and beside it its whole-rounds form where that differs.
       const std::optional<SoftmaxPlan> staged = warp_rows_staged_plan(p);
       const bool staged_first = staged && warp_rows_staged_default(p);
       if (staged_first) out.push_back(*staged);

@@ -82,12 +82,12 @@ using WarpRowsKernelTiles16 = JoinTilesT<WarpRowsTiles16, WarpRowsWideTiles16>;
 // 16-bit rows, with the 16-bit tiles of one vector a thread (64 x 1, 128 x 1: 512 and 1024
 // elements, one row on 2 or 4 warps, as the Triton seed kernel holds a 16-bit row of 1024;
 // 128 x 1 ran 0.89x warp_rows' 32 x 4 at bf16 N = 1024 on the H100:
-// results/h100/a3e4cf9-any-stride/tune-short.log). fp32 tiles half again as wide as a power of two (96 x 4, 384 x 4) are there
-// because fp32 rows take the widest tile they fill to at least kBlockRowMinFillPercent
-// (softmax_dispatch.hpp). Tiles that ran slower than these and are not built (768 x 4; 8
-// elements a thread on 256-1024 threads; 1024 x 4 fp32; 4-vector tiles under 32-register launch
-// bounds) are in docs/performance.md, "Tried and rejected"; the measurements behind the list in
-// results/h200/tuning/.
+// results/h100/a3e4cf9-any-stride/tune-short.log). fp32 tiles half again as wide as a power of
+// two (96 x 4, 384 x 4) are there because fp32 rows take the widest tile they fill to at least
+// kBlockRowMinFillPercent (softmax_dispatch.hpp). Tiles that ran slower than these and are not
+// built (768 x 4; 8 elements a thread on 256-1024 threads; 1024 x 4 fp32; 4-vector tiles under
+// 32-register launch bounds) are in docs/performance.md, "Tried and rejected"; the measurements
+// behind the list in results/h200/tuning/.
 using BlockRowTilesFp32 =
     TileList<RegisterTile<64, 4>, RegisterTile<96, 4>, RegisterTile<128, 4>, RegisterTile<192, 4>,
              RegisterTile<256, 4>, RegisterTile<384, 4>, RegisterTile<512, 4>, RegisterTile<512, 8>,
