@@ -51,11 +51,15 @@ inline std::vector<Problem> hopper_edge_shapes(DType t, const DeviceLimits& d) {
   const std::int64_t m8 = (d.sm_count + kClusterRowDefaultMax - 1) / kClusterRowDefaultMax;
   shapes.push_back(dense(200, block_max + 1, t));  // block_hybrid's first N
   // block_hybrid's longest row (a whole number of vectors), one past it, and the first N on one
-  // row too few (a cluster family).
+  // row too few (a cluster family at a stride of whole vectors; at ld = N, block_row's tile and
+  // its extra element a thread hold it).
   const std::int64_t hybrid_max = block_hybrid_max_n(t, d);
   shapes.push_back(dense(d.sm_count, hybrid_max, t));
   shapes.push_back(dense(d.sm_count, hybrid_max + 1, t));
-  shapes.push_back(dense(d.sm_count - 1, block_max + 1, t));
+  shapes.push_back(dense(d.sm_count - 1, block_max + 1, t));  // block_row's, with one element a thread
+  Problem past_block = dense(d.sm_count - 1, block_max + 1, t);  // a stride of whole vectors
+  past_block.ld_x = past_block.ld_y = block_max + kVectorBytes / dtype_bytes(t);
+  shapes.push_back(past_block);
   if (const std::int64_t tile_max_n = cluster_tile_max_n(t); tile_max_n > 0) {
     shapes.push_back(dense(m16 * 4, tile_max_n, t));
     shapes.push_back(dense(m16 * 4, tile_max_n + 1, t));

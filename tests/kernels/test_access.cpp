@@ -2,6 +2,8 @@
 // takes for given pointers and strides -- 16-byte accesses on aligned rows, through the rows'
 // 16-byte windows, or one element at a time -- and how much room a row's window needs.
 #include <cstdint>
+#include <optional>
+#include <string>
 
 #include "catch.hpp"
 #include "kernels/production/access.hpp"
@@ -65,6 +67,34 @@ TEST_CASE("access: which path a register tile takes", "[access]") {
   CHECK(tile_access(at(4), 1024, at(4), 1024, 4, 1001, 1001) == Access::scalar);
   // bf16, ld = N = 50257 on 32768-element slices: room for the 7 elements of a window.
   CHECK(tile_access(at(0), 50257, at(0), 50257, 2, 25132, 32768) == Access::windowed);
+}
+
+TEST_CASE("access: a register tile's path, with one element a lane past its vectors where the "
+          "rows need it", "[access]") {
+  const auto path = [](const void* x, std::int64_t ld_x, const void* y, std::int64_t ld_y, int b,
+                       std::int64_t n, std::int64_t cap, std::int64_t lanes) {
+    const std::optional<TilePath> p = tile_path(x, ld_x, y, ld_y, b, n, cap, lanes);
+    return p ? std::to_string(static_cast<int>(p->access)) + (p->extra ? "+" : "") : "none";
+  };
+  const std::string aligned = std::to_string(static_cast<int>(Access::aligned));
+  const std::string windowed = std::to_string(static_cast<int>(Access::windowed));
+  const std::string scalar = std::to_string(static_cast<int>(Access::scalar));
+  // Aligned rows: the vectors alone, no extra element; a longer row does not fit.
+  CHECK(path(at(0), 1024, at(1 << 20), 1024, 2, 1024, 1024, 32) == aligned);
+  CHECK(path(at(0), 1032, at(1 << 20), 1032, 2, 1025, 1024, 32) == "none");
+  // bf16 rows off boundaries on a tile of 1024 and 32 lanes: a window that fits the vectors needs
+  // no extra element (1017 + 7); 1023 (a window of up to 1030) and 1049 (1056) do; 1050 does not
+  // fit windowed, and one element at a time (1050 <= 1056) it does, with the extra elements.
+  CHECK(path(at(0), 1017, at(1 << 20), 1017, 2, 1017, 1024, 32) == windowed);
+  CHECK(path(at(0), 1023, at(1 << 20), 1023, 2, 1023, 1024, 32) == windowed + "+");
+  CHECK(path(at(0), 1049, at(1 << 20), 1049, 2, 1049, 1024, 32) == windowed + "+");
+  CHECK(path(at(0), 1050, at(1 << 20), 1050, 2, 1050, 1024, 32) == scalar + "+");
+  CHECK(path(at(0), 1057, at(1 << 20), 1057, 2, 1057, 1024, 32) == "none");
+  // Too few lanes for the window's room: 1023 bf16 on 4 lanes (1030 > 1024 + 4), scalar.
+  CHECK(path(at(0), 1023, at(1 << 20), 1023, 2, 1023, 1024, 4) == scalar);
+  // Windows that do not line up: scalar, the extra element only past the vectors.
+  CHECK(path(at(0), 1024, at(4), 1024, 4, 1000, 1024, 32) == scalar);
+  CHECK(path(at(0), 1024, at(4), 1024, 4, 1030, 1024, 32) == scalar + "+");
 }
 
 TEST_CASE("access: warp_rows' staged span loads and stores whole vectors only where they may",

@@ -115,6 +115,12 @@ std::int64_t head_room(const Problem& p) {
   return (p.ld_x * dtype_bytes(p.dtype)) % kVectorBytes == 0 ? 0 : vec_elems(p.dtype) - 1;
 }
 std::int64_t slice_room(const Problem& p) { return head_room(p) > 0 ? vec_elems(p.dtype) : 0; }
+// Whether a register tile of `capacity` elements in its vectors and `lanes` lanes holds the row:
+// an aligned row in the vectors, a row off boundaries with its window in the vectors and in the
+// one element a lane past them (row_tile.cuh).
+bool tile_fits(const Problem& p, std::int64_t capacity, std::int64_t lanes) {
+  return head_room(p) > 0 ? p.N + head_room(p) <= capacity + lanes : p.N <= capacity;
+}
 
 // Everything launch_plan relies on, per family.
 void check_invariants(const SoftmaxPlan& s, const Problem& p, const DeviceLimits& d) {
@@ -152,7 +158,7 @@ void check_invariants(const SoftmaxPlan& s, const Problem& p, const DeviceLimits
         return t.threads_or_lanes == f.lanes_per_row && t.vecs == f.vecs;
       }));
       CHECK(f.capacity == std::int64_t{f.lanes_per_row} * f.vecs * V);
-      CHECK(f.capacity >= p.N + head_room(p));
+      CHECK(tile_fits(p, f.capacity, f.lanes_per_row));
       if (f.grid > 0) {  // one block per (8 warps x 32 / G) rows
         const std::int64_t rows_per_block =
             std::int64_t{kWarpRowsThreads / 32} * (32 / f.lanes_per_row);
@@ -168,7 +174,7 @@ void check_invariants(const SoftmaxPlan& s, const Problem& p, const DeviceLimits
         return t.threads_or_lanes == f.threads && t.vecs == f.vecs;
       }));
       CHECK(f.capacity == std::int64_t{f.threads} * f.vecs * V);
-      CHECK(f.capacity >= p.N + head_room(p));
+      CHECK(tile_fits(p, f.capacity, f.threads));
       CHECK(f.grid == p.M);
       CHECK(s.traffic == TrafficModel::fused);
       break;
@@ -318,7 +324,9 @@ TEST_CASE("dispatch: each family takes the rows it is built for, edge N - 1 / N 
     CHECK(plan_softmax(dense(M, 1, t), kH200).family() == SoftmaxFamily::warp_rows);
     CHECK(plan_softmax(padded(M, warp_max - 1, t), kH200).family() == SoftmaxFamily::warp_rows);
     CHECK(plan_softmax(dense(M, warp_max, t), kH200).family() == SoftmaxFamily::warp_rows);
-    CHECK(plan_softmax(dense(M, warp_max + 1, t), kH200).family() == SoftmaxFamily::block_row);
+    // (Rows past a limit at a stride of whole vectors: at ld = N a few more elements stay with
+    // the family, below.)
+    CHECK(plan_softmax(padded(M, warp_max + 1, t), kH200).family() == SoftmaxFamily::block_row);
     if (t == DType::f32) {  // 1024 fills 96 x 4 to 67%
       const SoftmaxPlan k1 = plan_softmax(dense(M, kWarpRowsMaxN, t), kH200);
       CHECK(k1.family() == SoftmaxFamily::block_row);
@@ -341,8 +349,9 @@ TEST_CASE("dispatch: each family takes the rows it is built for, edge N - 1 / N 
             SoftmaxFamily::block_row);
     }
     // Rows off 16-byte boundaries up to kWarpRowsStagedMaxN are staged (no window's room
-    // needed); longer ones take a register tile with room for the window: a row of stride N - 1
-    // needs V - 1 elements of room, so the largest tile holds N - V + 1 of them, not N - 1.
+    // needed); longer ones take a register tile whose vectors and one element a lane past them
+    // hold the window (up to N + V - 1 elements): the families' 32-lane tiles hold rows up to
+    // their limit + 32 - (V - 1) at a stride of N, not one more.
     for (const std::int64_t n : {std::int64_t{1}, V + 1, kWarpRowsStagedMaxN - 1}) {
       const SoftmaxPlan staged = plan_softmax(dense(M, n, t), kH200);
       CHECK(staged.family() == SoftmaxFamily::warp_rows);
@@ -350,14 +359,19 @@ TEST_CASE("dispatch: each family takes the rows it is built for, edge N - 1 / N 
     }
     CHECK(warp_rows_of(plan_softmax(dense(M, kWarpRowsStagedMaxN + 1, t), kH200)).staged_rows == 0);
     CHECK(warp_rows_of(plan_softmax(dense(M, kWarpRowsStagedMaxN, t), kH200)).staged_rows == 0);
-    CHECK(plan_softmax(dense(M, warp_max - V + 1, t), kH200).family() == SoftmaxFamily::warp_rows);
-    CHECK(plan_softmax(dense(M, warp_max - 1, t), kH200).family() == SoftmaxFamily::block_row);
+    const std::int64_t past = 32 - (V - 1);  // elements past the limit a 32-lane tile holds
+    CHECK(plan_softmax(dense(M, warp_max - 1, t), kH200).family() == SoftmaxFamily::warp_rows);
+    CHECK(plan_softmax(dense(M, warp_max + past, t), kH200).family() == SoftmaxFamily::warp_rows);
+    CHECK(plan_softmax(dense(M, warp_max + past + 1, t), kH200).family() ==
+          SoftmaxFamily::block_row);
     const std::int64_t few_rows = kH200.sm_count - 1;  // block_row's whole range for every dtype
-    CHECK(plan_softmax(dense(few_rows, block_max - V + 1, t), kH200).family() == SoftmaxFamily::block_row);
-    CHECK(plan_softmax(dense(few_rows, block_max - 1, t), kH200).family() != SoftmaxFamily::block_row);
+    CHECK(plan_softmax(dense(few_rows, block_max + past, t), kH200).family() ==
+          SoftmaxFamily::block_row);
+    CHECK(plan_softmax(dense(few_rows, block_max + past + 1, t), kH200).family() !=
+          SoftmaxFamily::block_row);
     // Past block_row: one block per row, registers and shared memory, while a block holds the
     // row and the rows fill the card (M >= SMs).
-    const SoftmaxPlan past_block = plan_softmax(dense(M, block_max + 1, t), kH200);
+    const SoftmaxPlan past_block = plan_softmax(padded(M, block_max + 1, t), kH200);
     CHECK(past_block.family() == SoftmaxFamily::block_hybrid);
     if (t == DType::f32) {
       // fp32: the 512-thread tile while it holds the row (16384 in registers, the rest in
@@ -382,7 +396,7 @@ TEST_CASE("dispatch: each family takes the rows it is built for, edge N - 1 / N 
     CHECK(past_one.family() == SoftmaxFamily::block_hybrid);
     CHECK(block_hybrid_of(past_one).cluster == (t == DType::f32 ? 2 : 4));
     CHECK(block_hybrid_of(past_one).threads == 512);
-    const SoftmaxPlan few = plan_softmax(dense(kH200.sm_count - 1, block_max + 1, t), kH200);
+    const SoftmaxPlan few = plan_softmax(padded(kH200.sm_count - 1, block_max + 1, t), kH200);
     CHECK(few.family() != SoftmaxFamily::block_hybrid);
     if (t == DType::f32) {
       // fp32: register tiles across a cluster (2 x 32768, then up to 8 x 16384), then
@@ -464,29 +478,37 @@ TEST_CASE("dispatch: register tiles are the smallest that hold the row (fp32 blo
          {std::tuple{SoftmaxFamily::warp_rows, warp_rows_tiles(t), std::int64_t{1}, warp_rows_max_n(t)},
           std::tuple{SoftmaxFamily::block_row, block_row_tiles(t), warp_rows_max_n(t) + 1,
                      block_row_max_n(t)}}) {
-      std::vector<std::int64_t> caps;
-      for (TileShape s : tiles) caps.push_back(std::int64_t{s.threads_or_lanes} * s.vecs * V);
-      for (const std::int64_t cap : caps) {
-        for (const std::int64_t n : {cap - V, cap - 1, cap, cap + 1}) {
-          // Strides of whole vectors, and ld = N: those rows need room for their windows (rows off
-          // 16-byte boundaries to kWarpRowsStagedMaxN are staged instead).
+      for (TileShape tile : tiles) {
+        const std::int64_t cap = std::int64_t{tile.threads_or_lanes} * tile.vecs * V;
+        for (const std::int64_t n : {cap - V, cap - 1, cap, cap + 1, cap + 33 - V, cap + 34 - V}) {
+          // Strides of whole vectors, and ld = N: rows off boundaries have their windows held by
+          // the vectors and one element a lane (rows off 16-byte boundaries to
+          // kWarpRowsStagedMaxN are staged instead). The families' limits count 32 lanes.
           // (Fewer rows than SMs: 16-bit rows past 16384 on more would take block_hybrid.)
           for (const Problem& p : {padded(100, n, t), dense(100, n, t)}) {
-            const std::int64_t need = n + head_room(p);
-            if (n < lo || need > hi) continue;
+            if (n < lo || !tile_fits(p, hi, 32)) continue;
+            if (family == SoftmaxFamily::block_row && tile_fits(p, warp_rows_max_n(t), 32))
+              continue;  // a row off boundaries just past warp_rows' limit: warp_rows'
             if (family == SoftmaxFamily::warp_rows && head_room(p) > 0 && n <= kWarpRowsStagedMaxN)
               continue;
             const SoftmaxPlan s = plan_softmax(p, kH200);
             INFO("N = " << n << ", ld = " << p.ld_x << ": " << summary(s));
             REQUIRE(s.family() == family);
-            // Smallest listed capacity >= N + the room; for fp32 block_row the largest such
-            // capacity the row fills to at least kBlockRowMinFillPercent, if any.
+            // Smallest listed capacity that holds the row (tile_fits); for fp32 block_row the
+            // largest one N fills to at least kBlockRowMinFillPercent, if any.
             std::int64_t best = -1;
-            for (const std::int64_t c : caps)
-              if (c >= need && (best < 0 || c < best)) best = c;
+            for (TileShape c : tiles) {
+              const std::int64_t c_cap = std::int64_t{c.threads_or_lanes} * c.vecs * V;
+              if (tile_fits(p, c_cap, c.threads_or_lanes) && (best < 0 || c_cap < best))
+                best = c_cap;
+            }
             if (family == SoftmaxFamily::block_row && t == DType::f32)
-              for (const std::int64_t c : caps)
-                if (c > best && need * 100 >= kBlockRowMinFillPercent * c) best = c;
+              for (TileShape c : tiles) {
+                const std::int64_t c_cap = std::int64_t{c.threads_or_lanes} * c.vecs * V;
+                if (c_cap > best && tile_fits(p, c_cap, c.threads_or_lanes) &&
+                    n * 100 >= kBlockRowMinFillPercent * c_cap)
+                  best = c_cap;
+              }
             CHECK((family == SoftmaxFamily::warp_rows ? warp_rows_of(s).capacity
                                                       : block_row_of(s).capacity) == best);
           }
@@ -502,7 +524,7 @@ TEST_CASE("dispatch: cluster tiles are the fewest that hold the row", "[dispatch
   // to 8 (512 KB), on fewer rows than SMs (else block_hybrid takes them up to ~90K).
   const std::int64_t few = 100;
   CHECK(plan_softmax(dense(M, 32768, DType::f32), kH200).family() == SoftmaxFamily::block_row);
-  CHECK(cluster_tile_of(plan_softmax(dense(few, 32769, DType::f32), kH200)).cluster == 2);
+  CHECK(cluster_tile_of(plan_softmax(padded(few, 32769, DType::f32), kH200)).cluster == 2);
   CHECK(cluster_tile_of(plan_softmax(dense(few, 65536, DType::f32), kH200)).cluster == 2);
   // Past two tiles of 32768, tiles of 16384 (512 threads), up to 8 of them.
   CHECK(cluster_tile_of(plan_softmax(dense(few, 65537, DType::f32), kH200)).cluster == 8);
@@ -1229,17 +1251,21 @@ TEST_CASE("dispatch: fp32 block_row rows of 1000-4096 take the tiles measured fa
 
 TEST_CASE("dispatch: warp_rows rows just past a power of two have a tile of 3 vectors a lane as "
           "a candidate", "[dispatch]") {
-  // Windows just past a power of two fill a 3-vector tile about two thirds where the default is
-  // half full: fp32 129 (132 of 16 x 3's 192, against 256) and 257 (32 x 3: 384, against 512);
-  // 16-bit 127 (134 of 8 x 3's 192, against 256) and 257 (16 x 3: 384, against 512). Candidates
-  // only: the default keeps its tile; none where the default is fuller (fp32 100, 16-bit 197).
+  // Rows just past a power of two at a stride of whole vectors fill a 3-vector tile about two
+  // thirds where the default is half full: fp32 129 (16 x 3's 192, against 256) and 257 (32 x 3:
+  // 384, against 512); 16-bit 129 (8 x 3's 192, against 256) and 257 (16 x 3: 384, against 512).
+  // Candidates only: the default keeps its tile; none where the default is fuller (fp32 100,
+  // 16-bit 197), nor at ld = N, where the power-of-two tile and one element a lane hold the row
+  // (fp32 129 on 128, bf16 127 on 128).
   for (const auto& [p, lanes, default_cap] :
-       {std::tuple{dense(4096, 129, DType::f32), 16, 256},
-        std::tuple{dense(4096, 257, DType::f32), 32, 512},
-        std::tuple{dense(4096, 127, DType::bf16), 8, 256},
-        std::tuple{dense(4096, 257, DType::f16), 16, 512},
-        std::tuple{dense(4096, 100, DType::f32), 0, 128},
-        std::tuple{dense(4096, 197, DType::bf16), 0, 256}}) {
+       {std::tuple{padded(4096, 129, DType::f32), 16, 256},
+        std::tuple{padded(4096, 257, DType::f32), 32, 512},
+        std::tuple{padded(4096, 129, DType::bf16), 8, 256},
+        std::tuple{padded(4096, 257, DType::f16), 16, 512},
+        std::tuple{padded(4096, 100, DType::f32), 0, 128},
+        std::tuple{padded(4096, 197, DType::bf16), 0, 256},
+        std::tuple{dense(4096, 129, DType::f32), 0, 128},
+        std::tuple{dense(4096, 127, DType::bf16), 0, 128}}) {
     const SoftmaxPlan s = plan_softmax(p, kH200);
     INFO(to_string(p.dtype) << " N = " << p.N << ": " << summary(s));
     REQUIRE(s.family() == SoftmaxFamily::warp_rows);
@@ -1259,11 +1285,13 @@ TEST_CASE("dispatch: warp_rows rows just past a power of two have a tile of 3 ve
 
 TEST_CASE("dispatch: 16-bit rows just past a power of two take the tile half again as wide",
           "[dispatch]") {
-  // 4097, or 4096 at a stride of 4097 (a window of up to N + 7), fill 192 x 4 (6144) two thirds
-  // where 256 x 4 (8192) is half full: the default, 256 x 4 a candidate beside it; likewise 8193
-  // on 384 x 4 (12288, against 16384). 1025 elements, or 1023 (or 1024 at a stride of 1025) off
-  // a 16-byte boundary, fill 96 x 2 (1536) two thirds where 64 x 4 (2048) is half full: a
-  // candidate only (it ran slower: tile_lists.hpp).
+  // 4097 at a stride of whole vectors fills 192 x 4 (6144) two thirds where 256 x 4 (8192) is
+  // half full: the default, 256 x 4 a candidate beside it; likewise 8193 on 384 x 4 (12288,
+  // against 16384). Rows off 16-byte boundaries take the power-of-two tile instead: its vectors
+  // and one element a thread past them hold a window of up to N + 7 (4097 and 4096 at a stride
+  // of 4097 on 128 x 4; 1023 and 1025 on warp_rows' 32 x 4). 1025 or 1536 at a stride of whole
+  // vectors fill 96 x 2 (1536) where 64 x 4 (2048) is half full: a candidate only (it ran
+  // slower: tile_lists.hpp).
   const auto strided = [](std::int64_t N, std::int64_t ld, DType t) {
     Problem p = dense(4096, N, t);
     p.ld_x = p.ld_y = ld;
@@ -1276,11 +1304,9 @@ TEST_CASE("dispatch: 16-bit rows just past a power of two take the tile half aga
   };
   for (const DType t : {DType::bf16, DType::f16}) {
     for (const auto& [p, threads, vecs, cap] :
-         {std::tuple{strided(4097, 4097, t), 192, 4, 6144},
-          std::tuple{strided(4096, 4097, t), 192, 4, 6144},
+         {std::tuple{strided(4097, 4104, t), 192, 4, 6144},
           std::tuple{strided(6144, 6144, t), 192, 4, 6144},
-          std::tuple{strided(8193, 8193, t), 384, 4, 12288},
-          std::tuple{strided(8192, 8193, t), 384, 4, 12288}}) {
+          std::tuple{strided(8193, 8200, t), 384, 4, 12288}}) {
       const SoftmaxPlan s = plan_softmax(p, kH200);
       INFO(to_string(t) << " N = " << p.N << " ld = " << p.ld_x << ": " << summary(s));
       REQUIRE(s.family() == SoftmaxFamily::block_row);
@@ -1289,22 +1315,36 @@ TEST_CASE("dispatch: 16-bit rows just past a power of two take the tile half aga
       CHECK(block_row_of(s).capacity == cap);
       CHECK(has_tile(family_plans(SoftmaxFamily::block_row, p, kH200), threads * 4 / 3, 4));
     }
-    // Aligned 4096 and 8192 keep the power-of-two tile that holds them exactly.
-    CHECK(block_row_of(plan_softmax(strided(4096, 4096, t), kH200)).capacity == 4096);
-    CHECK(block_row_of(plan_softmax(strided(8192, 8192, t), kH200)).capacity == 8192);
-    for (const Problem& p :
-         {strided(1025, 1025, t), strided(1023, 1023, t), strided(1024, 1025, t),
-          strided(1536, 1536, t)}) {
+    // Aligned 4096 and 8192 keep the power-of-two tile that holds them exactly; so do rows off
+    // boundaries up to 2^k + 25 (the tile's 128 or 256 extra elements hold the window's rest).
+    for (const auto& [p, cap] :
+         {std::tuple{strided(4096, 4096, t), 4096}, std::tuple{strided(8192, 8192, t), 8192},
+          std::tuple{strided(4097, 4097, t), 4096}, std::tuple{strided(4096, 4097, t), 4096},
+          std::tuple{strided(4121, 4121, t), 4096}, std::tuple{strided(8193, 8193, t), 8192},
+          std::tuple{strided(8192, 8193, t), 8192}}) {
+      const SoftmaxPlan s = plan_softmax(p, kH200);
+      INFO(to_string(t) << " N = " << p.N << " ld = " << p.ld_x << ": " << summary(s));
+      REQUIRE(s.family() == SoftmaxFamily::block_row);
+      CHECK(block_row_of(s).capacity == cap);
+    }
+    for (const Problem& p : {strided(1025, 1025, t), strided(1023, 1023, t), strided(1024, 1025, t)}) {
+      const SoftmaxPlan s = plan_softmax(p, kH200);
+      INFO(to_string(t) << " N = " << p.N << " ld = " << p.ld_x << ": " << summary(s));
+      REQUIRE(s.family() == SoftmaxFamily::warp_rows);
+      CHECK(warp_rows_of(s).capacity == 1024);
+      CHECK(warp_rows_of(s).lanes_per_row == 32);
+    }
+    for (const Problem& p : {strided(1025, 1032, t), strided(1536, 1536, t)}) {
       const SoftmaxPlan s = plan_softmax(p, kH200);
       INFO(to_string(t) << " N = " << p.N << " ld = " << p.ld_x << ": " << summary(s));
       REQUIRE(s.family() == SoftmaxFamily::block_row);
       CHECK(block_row_of(s).capacity == 2048);
       CHECK(has_tile(family_plans(SoftmaxFamily::block_row, p, kH200), 96, 2));
     }
-    // No wide tile where it would not be fuller than the default: 1537 on 64 x 4 (2048), and
-    // aligned 2048 (its own tile).
-    for (const std::int64_t n : {1537, 2048}) {
-      for (const SoftmaxPlan& q : family_plans(SoftmaxFamily::block_row, strided(n, n, t), kH200))
+    // No wide tile where it would not be fuller than the default: 1537 at a stride of whole
+    // vectors on 64 x 4 (2048), and aligned 2048 (its own tile).
+    for (const auto& [n, ld] : {std::pair<std::int64_t, std::int64_t>{1537, 1544}, {2048, 2048}}) {
+      for (const SoftmaxPlan& q : family_plans(SoftmaxFamily::block_row, strided(n, ld, t), kH200))
         for (TileShape w : block_row_wide_tiles(t))
           CHECK_FALSE((block_row_of(q).threads == w.threads_or_lanes &&
                        block_row_of(q).vecs == w.vecs));
@@ -1361,7 +1401,7 @@ TEST_CASE("dispatch: warp_rows' rows off 16-byte boundaries, staged to N = 64 un
     for (std::int64_t n = 1; n <= warp_rows_max_n(t); ++n) {
       for (const std::int64_t ld : {n, n + 1, (n + V - 1) / V * V}) {
         const Problem p{4096, n, ld, ld, t};
-        if (p.N + head_room(p) > warp_rows_max_n(t)) continue;
+        if (!tile_fits(p, warp_rows_max_n(t), 32)) continue;
         const SoftmaxPlan s = plan_softmax(p, kH200);
         INFO("N = " << n << ", ld = " << ld << ": " << summary(s));
         REQUIRE(s.family() == SoftmaxFamily::warp_rows);
@@ -1369,16 +1409,18 @@ TEST_CASE("dispatch: warp_rows' rows off 16-byte boundaries, staged to N = 64 un
         CHECK((w.staged_rows > 0) ==
               (head_room(p) > 0 && n <= kWarpRowsStagedMaxN && ld == n));
         if (w.staged_rows > 0) continue;
-        // The first listed tile of the smallest capacity holding the window; off boundaries its
-        // (G / 2, 2K) twin where listed.
+        // The first listed tile that holds the row (tile_fits); off boundaries its (G / 2, 2K)
+        // twin where listed and where it holds the row too.
         const auto tiles = warp_rows_tiles(t);
-        const auto first = std::find_if(tiles.begin(), tiles.end(), [&](TileShape x) {
-          return std::int64_t{x.threads_or_lanes} * x.vecs * V >= p.N + head_room(p);
-        });
+        const auto holds = [&](TileShape x) {
+          return tile_fits(p, std::int64_t{x.threads_or_lanes} * x.vecs * V, x.threads_or_lanes);
+        };
+        const auto first = std::find_if(tiles.begin(), tiles.end(), holds);
         REQUIRE(first != tiles.end());
         TileShape want = *first;
         const TileShape twin{first->threads_or_lanes / 2, first->vecs * 2};
-        if (head_room(p) > 0 && std::find(tiles.begin(), tiles.end(), twin) != tiles.end())
+        if (head_room(p) > 0 && std::find(tiles.begin(), tiles.end(), twin) != tiles.end() &&
+            holds(twin))
           want = twin;
         CHECK(w.lanes_per_row == want.threads_or_lanes);
         CHECK(w.vecs == want.vecs);
@@ -1458,7 +1500,7 @@ TEST_CASE("dispatch by device: each profile gets only the families it supports, 
       if (std::optional<std::string> why = softmax_unsupported(p, d)) {
         // Only rows past block_row, only on cards without sm_90, and with the reason in words.
         CHECK(d.compute_capability() < 90);
-        CHECK(p.N + head_room(p) > block_row_max_n(p.dtype));
+        CHECK_FALSE(tile_fits(p, block_row_max_n(p.dtype), 32));
         CHECK(why->find("block_row") != std::string::npos);
         CHECK_THROWS_AS(plan_softmax(p, d, d.max_cluster), std::invalid_argument);
         return;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 namespace smr::prod {
 
@@ -57,6 +58,31 @@ inline Access tile_access(const void* x, std::int64_t ld_x, const void* y, std::
   if (a == Access::windowed && n + max_row_head(x, ld_x, elem_bytes) > capacity)
     return Access::scalar;
   return a;
+}
+
+// How a register tile of `capacity` elements in its vectors and `lanes` lanes (or threads)
+// reaches its rows (warp_rows, block_row): the access, and whether each lane holds one element
+// past the vectors (row_tile.cuh) -- only where the rows' windows (or, one element at a time,
+// the rows) are longer than the vectors, so that a row that fits them pays nothing for it. An
+// aligned row has no window beyond N and no extra element. nullopt: the tile cannot hold the row.
+struct TilePath {
+  Access access;
+  bool extra;
+};
+inline std::optional<TilePath> tile_path(const void* x, std::int64_t ld_x, const void* y,
+                                         std::int64_t ld_y, int elem_bytes, std::int64_t n,
+                                         std::int64_t capacity, std::int64_t lanes) {
+  const Access a = row_access(x, ld_x, y, ld_y, elem_bytes);
+  if (a == Access::aligned) {
+    if (n <= capacity) return TilePath{a, false};
+    return std::nullopt;
+  }
+  if (a == Access::windowed) {
+    const std::int64_t window = n + max_row_head(x, ld_x, elem_bytes);
+    if (window <= capacity + lanes) return TilePath{a, window > capacity};
+  }
+  if (n <= capacity + lanes) return TilePath{Access::scalar, n > capacity};
+  return std::nullopt;
 }
 
 }  // namespace smr::prod

@@ -27,6 +27,7 @@
 //
 // Limits: N <= threads x K x V of the largest tile; M <= 2^31 - 1 (one block per row).
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -39,13 +40,13 @@ namespace smr::prod {
 
 namespace {
 
-template <int W, bool kWindowed, int kThreads, int K, class T>
+template <int W, bool kWindowed, bool kExtra, int kThreads, int K, class T>
 __device__ __forceinline__ void block_row_body(const T* __restrict__ x, T* __restrict__ y,
                                                std::int64_t N, std::int64_t ld_x,
                                                std::int64_t ld_y) {
   const std::int64_t row = blockIdx.x;
   const int t = static_cast<int>(threadIdx.x);
-  RowTile<T, K> tile;
+  RowTile<T, K, kExtra> tile;
   load_tile<W, kThreads, kWindowed>(x + row * ld_x, N, t, tile);
   const RowStats mine = tile_stats(tile);
   const RowStats stats = block_allreduce<kThreads>(mine, MergeOp{});
@@ -53,11 +54,11 @@ __device__ __forceinline__ void block_row_body(const T* __restrict__ x, T* __res
 }
 
 // At least 1024 threads per SM: each thread within 64 registers (softmax_families.hpp).
-template <class T, int kThreads, int K, Access A>
+template <class T, int kThreads, int K, Access A, bool kExtra>
 __global__ void __launch_bounds__(kThreads, kTileMinBlocks<kThreads>)
     block_row_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t N, std::int64_t ld_x,
                      std::int64_t ld_y) {
-  block_row_body<kGroupWidth<T, A>, kWindowed<A>, kThreads, K>(x, y, N, ld_x, ld_y);
+  block_row_body<kGroupWidth<T, A>, kWindowed<A>, kExtra, kThreads, K>(x, y, N, ld_x, ld_y);
 }
 
 }  // namespace
@@ -73,15 +74,17 @@ void launch_block_row(const BlockRowPlan& plan, const Launch& l) {
     found = with_tile(Tiles{}, plan.threads, plan.vecs, [&](auto tile) {
       constexpr int kThreads = decltype(tile)::kLanes;
       constexpr int K = decltype(tile)::kVecs;
-      if (static_cast<std::int64_t>(kThreads) * K * Vec<T>::kElems < p.N)
+      const std::optional<TilePath> path =
+          tile_path(l.x, p.ld_x, l.y, p.ld_y, sizeof(T), p.N,
+                    static_cast<std::int64_t>(kThreads) * K * Vec<T>::kElems, kThreads);
+      if (!path)
         throw std::invalid_argument("block_row: tile T=" + std::to_string(kThreads) +
                                     " K=" + std::to_string(K) + " holds fewer than N = " +
                                     std::to_string(p.N) + " elements");
-      const Access access = tile_access(l.x, p.ld_x, l.y, p.ld_y, sizeof(T), p.N,
-                                        static_cast<std::int64_t>(kThreads) * K * Vec<T>::kElems);
-      with_access(access, [&](auto a) {
-        block_row_kernel<T, kThreads, K, a><<<static_cast<unsigned>(p.M), kThreads, 0, l.stream>>>(
-            static_cast<const T*>(l.x), static_cast<T*>(l.y), p.N, p.ld_x, p.ld_y);
+      with_tile_path(*path, [&](auto a, auto extra) {
+        block_row_kernel<T, kThreads, K, a, extra>
+            <<<static_cast<unsigned>(p.M), kThreads, 0, l.stream>>>(
+                static_cast<const T*>(l.x), static_cast<T*>(l.y), p.N, p.ld_x, p.ld_y);
       });
       CUDA_CHECK_LAUNCH();
     });

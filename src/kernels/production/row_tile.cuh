@@ -13,6 +13,15 @@
 // register slots [q * W, q * W + W) of the thread's tile, so the statistics and the output do not
 // care which path loaded it. Window elements outside the row hold -inf (max ignores them, exp
 // gives 0) and are never stored.
+//
+// One element more a thread (kExtra, the tiles of rows that are not all aligned): thread `lane`
+// also holds element C + lane of the window, C = kLanes * K * V the vectors' capacity, loaded on
+// its own. A row h elements past a boundary has a window of h + N elements, up to V - 1 more than
+// N: without the extra elements a row of 1023 bf16 (window up to 1030) needs a tile of 2048, half
+// of it -inf that is still exponentiated, and a row of 2^k + 1 the next tile up. With them the
+// tile of C holds any row of N <= C at any offset (kLanes >= V - 1), and rows a few elements past
+// C (2^k + 1) too: C + kLanes elements of window in all. The scalar path's extra element is
+// element C + lane of the row itself.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -30,11 +39,13 @@ namespace smr::prod {
 // a register, and evaluate each exponential again for the output: on the H200 holding fp32 was
 // faster at every bf16 shape the tuning run timed, and ptxas gave it fewer registers, not more:
 // docs/performance.md, "Tried and rejected".)
-template <class T, int K>
+template <class T, int K, bool kExtra_ = false>
 struct RowTile {
   static constexpr int kVecs = K;
   static constexpr int kElems = K * Vec<T>::kElems;
+  static constexpr bool kExtra = kExtra_;
   float e[kElems];
+  float extra;  // window element C + lane (kExtra only; unused, it takes no register)
   __device__ __forceinline__ float& at(int i) { return e[i]; }
   __device__ __forceinline__ float at(int i) const { return e[i]; }
 };
@@ -59,8 +70,9 @@ __device__ __forceinline__ int groups_for_lane(std::int64_t groups, int lane) {
 // the front.
 // kWindowed = false: the caller guarantees that the row starts on a 16-byte boundary (h = 0 at
 // compile time: Access::aligned).
-template <int W, int kLanes, bool kWindowed = false, class T, int K>
-__device__ __forceinline__ void load_tile(const T* row, std::int64_t n, int lane, RowTile<T, K>& t) {
+template <int W, int kLanes, bool kWindowed = false, class T, int K, bool kExtra>
+__device__ __forceinline__ void load_tile(const T* row, std::int64_t n, int lane,
+                                          RowTile<T, K, kExtra>& t) {
   constexpr int V = Vec<T>::kElems;
   static_assert(W == V || W == 1, "a group is one vector or one element");
   constexpr int kGroups = K * V / W;
@@ -102,22 +114,31 @@ __device__ __forceinline__ void load_tile(const T* row, std::int64_t n, int lane
           for (int e = 0; e < V; ++e)
             if (e < rest) t.e[q * V + e] = to_float(__ldg(window + whole * V + e));
     }
+    // Past the vectors (end > C): window element C + lane. (The vector code above loads nothing
+    // there: vectors at or past C have no group q < K, so the tail vector is not patched either.)
+    if constexpr (kExtra) {
+      const std::int64_t i = static_cast<std::int64_t>(kLanes) * kGroups * V + lane;
+      t.extra = i < end ? to_float(__ldg(window + i)) : -INFINITY;
+    }
   } else {
     const int valid = groups_for_lane<kLanes>(n, lane);
     const T* mine = row + lane;
 #pragma unroll
     for (int q = 0; q < kGroups; ++q)
       t.at(q) = q < valid ? to_float(__ldg(mine + q * kLanes)) : -INFINITY;
+    if constexpr (kExtra)
+      t.extra = kGroups < valid ? to_float(__ldg(mine + kGroups * kLanes)) : -INFINITY;
   }
 }
 
 // The max of this thread's part of the row (fmaxf: a NaN element is passed over; it reaches the
 // output through the sum, row_stats.cuh).
-template <class T, int K>
-__device__ __forceinline__ float tile_max(const RowTile<T, K>& t) {
+template <class Tile>
+__device__ __forceinline__ float tile_max(const Tile& t) {
   float m = t.at(0);
 #pragma unroll
-  for (int i = 1; i < RowTile<T, K>::kElems; ++i) m = fmaxf(m, t.at(i));
+  for (int i = 1; i < Tile::kElems; ++i) m = fmaxf(m, t.at(i));
+  if constexpr (Tile::kExtra) m = fmaxf(m, t.extra);
   return m;
 }
 
@@ -126,22 +147,26 @@ __device__ __forceinline__ float tile_max(const RowTile<T, K>& t) {
 // their sum. Keeping the exponentials means store_tile needs one multiply per element, not a
 // second exponential (the counters showed 2.7 special-function instructions per element with the
 // recomputation, against 1.3 for the lab's fused kernel: docs/performance.md).
-template <class T, int K>
-__device__ __forceinline__ float tile_exp_sum(RowTile<T, K>& t, float reference) {
+template <class Tile>
+__device__ __forceinline__ float tile_exp_sum(Tile& t, float reference) {
   float s = 0.0f;
 #pragma unroll
-  for (int i = 0; i < RowTile<T, K>::kElems; ++i) {
+  for (int i = 0; i < Tile::kElems; ++i) {
     const float e = exp_shifted_ftz(t.at(i), reference);
     t.at(i) = e;
     s += e;
+  }
+  if constexpr (Tile::kExtra) {
+    t.extra = exp_shifted_ftz(t.extra, reference);
+    s += t.extra;
   }
   return s;
 }
 
 // (max, sum) of this thread's part of the row, the sum taken against the THREAD's max, to be
 // merged with the other threads' (row_stats.cuh) and rescaled by tile_scale.
-template <class T, int K>
-__device__ __forceinline__ RowStats tile_stats(RowTile<T, K>& t) {
+template <class Tile>
+__device__ __forceinline__ RowStats tile_stats(Tile& t) {
   const float m = tile_max(t);
   return RowStats{m, tile_exp_sum(t, exp_reference(m))};
 }
@@ -161,9 +186,9 @@ __device__ __forceinline__ float tile_scale(RowStats mine, RowStats row) {
 // (after tile_stats, `factor` from tile_scale; or after tile_exp_sum against the row's own max,
 // `factor` 1 / the row's sum). On the vector path y's row must start as far past a 16-byte
 // boundary as x's (same_vector_offsets).
-template <int W, int kLanes, bool kWindowed = false, class T, int K>
-__device__ __forceinline__ void store_tile(T* row, std::int64_t n, int lane, const RowTile<T, K>& t,
-                                           float factor) {
+template <int W, int kLanes, bool kWindowed = false, class T, int K, bool kExtra>
+__device__ __forceinline__ void store_tile(T* row, std::int64_t n, int lane,
+                                           const RowTile<T, K, kExtra>& t, float factor) {
   constexpr int V = Vec<T>::kElems;
   constexpr int kGroups = K * V / W;
   if constexpr (W == V) {
@@ -193,12 +218,18 @@ __device__ __forceinline__ void store_tile(T* row, std::int64_t n, int lane, con
           if (e < rest) window[whole * V + e] = out.e[e];
       }
     }
+    if constexpr (kExtra) {
+      const std::int64_t i = static_cast<std::int64_t>(kLanes) * kGroups * V + lane;
+      if (i < end) window[i] = from_float<T>(t.extra * factor);
+    }
   } else {
     const int valid = groups_for_lane<kLanes>(n, lane);
     T* mine = row + lane;
 #pragma unroll
     for (int q = 0; q < kGroups; ++q)
       if (q < valid) mine[q * kLanes] = from_float<T>(t.at(q) * factor);
+    if constexpr (kExtra)
+      if (kGroups < valid) mine[kGroups * kLanes] = from_float<T>(t.extra * factor);
   }
 }
 

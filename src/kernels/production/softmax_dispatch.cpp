@@ -57,25 +57,38 @@ i64 row_head_room(const Problem& p) {
 }
 i64 slice_head_room(const Problem& p) { return row_head_room(p) > 0 ? vec_elems(p.dtype) : 0; }
 
-std::string shape_words(const Problem& p) {
-  return fmt::format("M = {}, N = {} {} ({} rows)", p.M, p.N, to_string(p.dtype),
-                     kib(static_cast<double>(p.N) * dtype_bytes(p.dtype)));
-}
-
 // Elements a register tile holds: lanes (or threads) x vectors x elements a vector.
 i64 tile_capacity(TileShape t, DType type) {
   return static_cast<i64>(t.threads_or_lanes) * t.vecs * vec_elems(type);
 }
 
-// The candidates-only tiles of `wide` that hold `need` elements fuller than the default tile of
-// `default_capacity` does: the ones the tuning test times beside it.
-std::vector<TileShape> fuller_tiles(const std::vector<TileShape>& wide, i64 need,
-                                    i64 default_capacity, DType t) {
+// The elements a register tile of `lanes` lanes (or threads) must hold in its vectors: the row's
+// window, less the one element a lane past the vectors that the tiles of rows off boundaries hold
+// (row_tile.cuh). A tile of C elements holds the row when tile_need <= C: any N <= C at any offset
+// once lanes >= V - 1, and rows of 2^k + 1 on the tile of 2^k.
+i64 tile_need(const Problem& p, int lanes) {
+  const i64 room = row_head_room(p);
+  return room > 0 ? std::max<i64>(1, p.N + room - lanes) : p.N;
+}
+bool tile_holds(const Problem& p, TileShape t) {
+  return tile_need(p, t.threads_or_lanes) <= tile_capacity(t, p.dtype);
+}
+// The lanes the families' limits count on: warp_rows' widest tiles have 32, block_row's more.
+constexpr int kRuleLanes = 32;
+
+std::string shape_words(const Problem& p) {
+  return fmt::format("M = {}, N = {} {} ({} rows)", p.M, p.N, to_string(p.dtype),
+                     kib(static_cast<double>(p.N) * dtype_bytes(p.dtype)));
+}
+
+
+// The candidates-only tiles of `wide` that hold the row (tile_holds) fuller than the default tile
+// of `default_capacity` does: the ones the tuning test times beside it.
+std::vector<TileShape> fuller_tiles(const std::vector<TileShape>& wide, const Problem& p,
+                                    i64 default_capacity) {
   std::vector<TileShape> out;
-  for (TileShape s : wide) {
-    const i64 cap = tile_capacity(s, t);
-    if (cap >= need && cap < default_capacity) out.push_back(s);
-  }
+  for (TileShape s : wide)
+    if (tile_holds(p, s) && tile_capacity(s, p.dtype) < default_capacity) out.push_back(s);
   return out;
 }
 
@@ -180,16 +193,15 @@ std::optional<SoftmaxPlan> warp_rows_staged_plan(const Problem& p, bool whole_ro
 
 // ---- block_row ---------------------------------------------------------------------------------
 
-// The tiles are listed by capacity: 16-bit rows take the first that holds the row's window, fp32
-// rows the last one they fill to at least kBlockRowMinFillPercent (the first, if none).
+// The tiles are listed by capacity: 16-bit rows take the first that holds the row (tile_holds),
+// fp32 rows the last one N fills to at least kBlockRowMinFillPercent (the first, if none).
 std::optional<TileShape> block_row_default_tile(const Problem& p) {
-  const i64 need = p.N + row_head_room(p);
   std::optional<TileShape> pick;
   for (TileShape t : block_row_tiles(p.dtype)) {
-    const i64 cap = tile_capacity(t, p.dtype);
-    if (cap < need) continue;
+    if (!tile_holds(p, t)) continue;
     if (!pick) pick = t;
-    else if (p.dtype == DType::f32 && need * 100 >= kBlockRowMinFillPercent * cap) pick = t;
+    else if (p.dtype == DType::f32 && p.N * 100 >= kBlockRowMinFillPercent * tile_capacity(t, p.dtype))
+      pick = t;
   }
   return pick;
 }
@@ -770,13 +782,13 @@ std::optional<std::string> family_unavailable(SoftmaxFamily f, const DeviceLimit
 }
 
 std::optional<std::string> softmax_unsupported(const Problem& p, const DeviceLimits& d) {
-  if (p.N + row_head_room(p) <= block_row_max_n(p.dtype) ||
+  if (tile_need(p, kRuleLanes) <= block_row_max_n(p.dtype) ||
       family_available(SoftmaxFamily::split_row, d))
     return std::nullopt;
   return fmt::format(
       "N = {} {} exceeds block_row's {} elements, the longest row the production softmax runs on "
       "sm_{}{} (the families for longer rows need sm_90's bulk copies)",
-      p.N, to_string(p.dtype), block_row_max_n(p.dtype) - row_head_room(p), d.cc_major,
+      p.N, to_string(p.dtype), block_row_max_n(p.dtype) + p.N - tile_need(p, kRuleLanes), d.cc_major,
       d.cc_minor);
 }
 
@@ -804,7 +816,6 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
   if (!family_available(f, d)) return out;
   max_cluster = device_max_cluster(d, max_cluster);
   const i64 b = dtype_bytes(p.dtype);
-  const i64 need = p.N + row_head_room(p);  // a register tile holds the row's window
   constexpr std::size_t kMaxTiles = 3;  // the smallest tiles that fit: larger ones only mask more
   switch (f) {
     case SoftmaxFamily::warp_rows: {
@@ -824,7 +835,7 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
       i64 first_cap = 0;
       for (TileShape t : warp_rows_tiles(p.dtype)) {
         const i64 cap = tile_capacity(t, p.dtype);
-        if (cap < need || (first_cap > 0 && cap > 2 * first_cap)) continue;
+        if (!tile_holds(p, t) || (first_cap > 0 && cap > 2 * first_cap)) continue;
         if (first_cap == 0) first_cap = cap;
         out.push_back(warp_rows_plan(p, t, persistent));
       }
@@ -850,7 +861,7 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
         out.push_back(
             warp_rows_plan(p, {first.lanes_per_row, first.vecs}, persistent, !first.two_pass));
         for (TileShape t :
-             fuller_tiles(warp_rows_wide_tiles(p.dtype), need, first.capacity, p.dtype))
+             fuller_tiles(warp_rows_wide_tiles(p.dtype), p, first.capacity))
           out.push_back(warp_rows_plan(p, t, persistent));
       }
       if (staged) {
@@ -868,12 +879,12 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
       out.push_back(block_row_plan(p, *pick));
       std::size_t holding = 0;  // tiles seen that hold the row
       for (TileShape t : block_row_tiles(p.dtype)) {
-        if (tile_capacity(t, p.dtype) < need) continue;
+        if (!tile_holds(p, t)) continue;
         if (holding++ == kMaxTiles) break;
         if (t != *pick) out.push_back(block_row_plan(p, t));
       }
-      for (TileShape t : fuller_tiles(block_row_wide_tiles(p.dtype), need,
-                                       tile_capacity(*pick, p.dtype), p.dtype))
+      for (TileShape t :
+           fuller_tiles(block_row_wide_tiles(p.dtype), p, tile_capacity(*pick, p.dtype)))
         out.push_back(block_row_plan(p, t));
       break;
     }
@@ -949,7 +960,7 @@ struct Ask {
   const Problem& p;
   const DeviceLimits& d;
   int max_cluster;
-  i64 need;  // the row's window: what a register tile must hold
+  i64 need;  // what a register tile of 32 or more lanes must hold (tile_need): the families' limits
 };
 using Rule = std::optional<SoftmaxPlan> (*)(const Ask&);
 
@@ -1114,7 +1125,7 @@ constexpr Rule kRules[] = {
 
 SoftmaxPlan plan_softmax(const Problem& p, const DeviceLimits& d, int max_cluster) {
   check_problem(p);
-  const Ask ask{p, d, device_max_cluster(d, max_cluster), p.N + row_head_room(p)};
+  const Ask ask{p, d, device_max_cluster(d, max_cluster), tile_need(p, kRuleLanes)};
   for (Rule rule : kRules)
     if (std::optional<SoftmaxPlan> plan = rule(ask)) return *std::move(plan);
   throw std::logic_error("softmax dispatch: no rule gave a plan for " + shape_words(p));

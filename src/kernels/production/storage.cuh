@@ -110,6 +110,21 @@ inline constexpr int kGroupWidth = A == Access::scalar ? 1 : Vec<T>::kElems;
 template <Access A>
 inline constexpr bool kWindowed = A == Access::windowed;
 
+// Calls f(std::integral_constant<Access, a>{}, std::bool_constant<extra>{}) for a register tile's
+// path (access.hpp, tile_path): with_access, and the extra element a lane where the rows need it
+// (never on aligned rows: four instantiations a tile, not six).
+template <class F>
+void with_tile_path(TilePath path, F&& f) {
+  with_access(path.access, [&](auto a) {
+    if constexpr (decltype(a)::value == Access::aligned)
+      f(a, std::false_type{});
+    else if (path.extra)
+      f(a, std::true_type{});
+    else
+      f(a, std::false_type{});
+  });
+}
+
 // Calls f(T{}) with the storage type of `t`: the one switch from the run-time dtype to a type.
 template <class F>
 void with_storage(DType t, F&& f) {

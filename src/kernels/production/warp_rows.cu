@@ -51,6 +51,7 @@
 // for 128 and 256, where a register tile of half the lanes and twice the vectors ran faster
 // (results/h100/odd-rows/).
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -65,7 +66,7 @@ namespace smr::prod {
 
 namespace {
 
-template <int W, bool kWindowed, int G, int K, bool kTwoPass, class T>
+template <int W, bool kWindowed, bool kExtra, int G, int K, bool kTwoPass, class T>
 __device__ __forceinline__ void warp_rows_body(const T* __restrict__ x, T* __restrict__ y,
                                                std::int64_t M, std::int64_t N, std::int64_t ld_x,
                                                std::int64_t ld_y) {
@@ -80,7 +81,7 @@ __device__ __forceinline__ void warp_rows_body(const T* __restrict__ x, T* __res
   // always see all 32 lanes; lanes past the last row load nothing and store nothing. A trip
   // takes 32 / G consecutive rows: row first + lane / G for each lane group.
   for (std::int64_t first = warp * kRowsPerWarp; first < M; first += warps * kRowsPerWarp) {
-    RowTile<T, K> tile;
+    RowTile<T, K, kExtra> tile;
     const std::int64_t row = first + lane / G;
     const bool live = row < M;
     load_tile<W, G, kWindowed>(x + (live ? row : 0) * ld_x, live ? N : 0, lane_in_row, tile);
@@ -131,18 +132,18 @@ constexpr int warp_rows_min_blocks() {
 }
 
 // (On Turing, whose SM holds 1024 threads, at most 4 blocks: common/arch.cuh.)
-template <class T, int G, int K, bool kTwoPass, Access A>
+template <class T, int G, int K, bool kTwoPass, Access A, bool kExtra>
 __global__ void __launch_bounds__(kWarpRowsThreads,
                                   min_blocks_within(warp_rows_min_blocks<T, K>(), kWarpRowsThreads))
     warp_rows_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t M, std::int64_t N,
                      std::int64_t ld_x, std::int64_t ld_y) {
-  warp_rows_body<kGroupWidth<T, A>, kWindowed<A>, G, K, kTwoPass>(x, y, M, N, ld_x, ld_y);
+  warp_rows_body<kGroupWidth<T, A>, kWindowed<A>, kExtra, G, K, kTwoPass>(x, y, M, N, ld_x, ld_y);
 }
 
-template <class T, int G, int K, bool kTwoPass, Access A>
+template <class T, int G, int K, bool kTwoPass, Access A, bool kExtra>
 void launch_access(const WarpRowsPlan& plan, const Launch& l) {
   const Problem& p = l.p;
-  const auto kernel = warp_rows_kernel<T, G, K, kTwoPass, A>;
+  const auto kernel = warp_rows_kernel<T, G, K, kTwoPass, A, kExtra>;
   constexpr std::int64_t kRowsPerBlock = (kWarpRowsThreads / kWarpSize) * (kWarpSize / G);
   static const std::int64_t resident =
       resident_blocks(reinterpret_cast<const void*>(kernel), kWarpRowsThreads, 0);
@@ -155,9 +156,16 @@ void launch_access(const WarpRowsPlan& plan, const Launch& l) {
 
 template <class T, int G, int K, bool kTwoPass>
 void launch_tile(const WarpRowsPlan& plan, const Launch& l) {
-  const Access access = tile_access(l.x, l.p.ld_x, l.y, l.p.ld_y, sizeof(T), l.p.N,
-                                    static_cast<std::int64_t>(G) * K * Vec<T>::kElems);
-  with_access(access, [&](auto a) { launch_access<T, G, K, kTwoPass, a>(plan, l); });
+  const std::optional<TilePath> path =
+      tile_path(l.x, l.p.ld_x, l.y, l.p.ld_y, sizeof(T), l.p.N,
+                static_cast<std::int64_t>(G) * K * Vec<T>::kElems, G);
+  if (!path)
+    throw std::invalid_argument("warp_rows: tile G=" + std::to_string(G) + " K=" +
+                                std::to_string(K) + " holds fewer than N = " +
+                                std::to_string(l.p.N) + " elements");
+  with_tile_path(*path, [&](auto a, auto extra) {
+    launch_access<T, G, K, kTwoPass, a, extra>(plan, l);
+  });
 }
 
 // ---- Staged rows --------------------------------------------------------------------------------
@@ -345,10 +353,6 @@ void launch_warp_rows(const WarpRowsPlan& plan, const Launch& l) {
     found = with_tile(Tiles{}, plan.lanes_per_row, plan.vecs, [&](auto tile) {
       constexpr int G = decltype(tile)::kLanes;
       constexpr int K = decltype(tile)::kVecs;
-      if (static_cast<std::int64_t>(G) * K * Vec<T>::kElems < p.N)
-        throw std::invalid_argument("warp_rows: tile G=" + std::to_string(G) +
-                                    " K=" + std::to_string(K) + " holds fewer than N = " +
-                                    std::to_string(p.N) + " elements");
       if (plan.two_pass)
         launch_tile<T, G, K, true>(plan, l);
       else
