@@ -401,6 +401,39 @@ TEST_CASE("production softmax: padded and misaligned strides, windows and the sc
   }
 }
 
+TEST_CASE("production softmax: register tiles' extra element a lane, where a row's window "
+          "overflows the vectors", "[gpu][softmax]") {
+  // Rows at ld = N whose window (up to N + V - 1 elements) is longer than the tile's vectors: the
+  // last elements are each lane's extra one (row_tile.cuh). N = C - 1 (the window overflows for
+  // most rows), C + 1 (2^k + 1) and C + 32 - (V - 1) (every extra element of a 32-lane tile in
+  // use for the row farthest past its boundary), on warp_rows' and block_row's tiles; then with
+  // y's rows at other offsets (ld_y = N + 1: the scalar path, its extra elements past the
+  // vectors). The default plan must be such a tile: a test that stops reaching the extra
+  // elements fails here.
+  for (const DType t : kDtypes) {
+    const std::int64_t V = vec_elems(t);
+    const std::int64_t w = t == DType::f32 ? 512 : 1024;  // warp_rows' 32 x 4 tile
+    for (const std::int64_t n : {std::int64_t{127}, std::int64_t{129}, w - 1, w + 1, w + 33 - V,
+                                 std::int64_t{4095}, std::int64_t{4097}, std::int64_t{8193},
+                                 std::int64_t{32768 + 33} - V}) {
+      const Problem p{std::clamp<std::int64_t>((std::int64_t{1} << 22) / n, 3, 257), n, n, n, t};
+      const SoftmaxPlan s = plan_softmax(p, device_limits());
+      INFO(to_string(t) << " N = " << n << ": " << summary(s));
+      // (fp32 block_row takes a tile the row fills to 65%, not the fullest: no overflow there.)
+      if (const auto* r = std::get_if<WarpRowsPlan>(&s.form); r && r->staged_rows == 0)
+        CHECK(r->capacity < n + V - 1);
+      else if (const auto* b = std::get_if<BlockRowPlan>(&s.form); b && t != DType::f32)
+        CHECK(b->capacity < n + V - 1);
+      check_case(p, InputKind::mixed, next_seed());
+      check_case(Problem{p.M, n, n, n + 1, t}, InputKind::mixed, next_seed());
+    }
+    // Every kind of hostile row through a tile of extra elements (bf16 1023 on 32 x 4).
+    for (const InputKind kind : {InputKind::all_neg_inf, InputKind::some_neg_inf,
+                                 InputKind::has_nan, InputKind::has_pos_inf, InputKind::large})
+      check_case(Problem{37, w - 1, w - 1, w - 1, t}, kind, next_seed());
+  }
+}
+
 TEST_CASE("production softmax: warp_rows' staged rows on every length, stride and offset",
           "[gpu][softmax]") {
   // The staged plan (warp_rows.cu, "Staged rows") of each shape: odd N, N = 2^k + 1, a row of one
