@@ -187,6 +187,12 @@ TEST_CASE("a small shape set for compute-sanitizer, every kernel",
       {Problem{40, 47, 50, 51, DType::f32}, {}, InputKind::mixed},
       {Problem{9, 1025, 1026, 1026, DType::f32}, {}, InputKind::mixed},
       {Problem{8, 4097, 4097, 4100, DType::f32}, {1, 1}, InputKind::mixed},
+      // Register tiles' extra element a lane (row_tile.cuh): fp32 129 on warp_rows' 8 x 4 (128),
+      // 541 on 32 x 4 (512, every extra element of the farthest row's window in use), and 541
+      // with y's rows at other offsets (the scalar path's extra elements).
+      {dense(40, 129), {}, InputKind::mixed},
+      {dense(9, 541), {}, InputKind::mixed},
+      {Problem{9, 541, 541, 542, DType::f32}, {}, InputKind::mixed},
       {dense(2, 32768), {}, InputKind::mixed},
       {dense(2, 70001), {}, InputKind::outliers},
       // block_row's 1024 x 8 tile (fp32 block_row holds 32768 elements).
@@ -226,6 +232,8 @@ TEST_CASE("a small shape set for compute-sanitizer, every kernel",
       {dense(2, 1 << 22), {}, InputKind::mixed},
   };
   REQUIRE(std::get<WarpRowsPlan>(plan_softmax(dense(700, 31), limits).form).staged_rows > 0);
+  REQUIRE(std::get<WarpRowsPlan>(plan_softmax(dense(40, 129), limits).form).capacity == 128);
+  REQUIRE(std::get<WarpRowsPlan>(plan_softmax(dense(9, 541), limits).form).capacity == 512);
   REQUIRE(std::get<SplitRowPlan>(plan_softmax(dense(1, 3 << 23), limits).form).interleaved);
   REQUIRE(std::get<SplitRowPlan>(plan_softmax(dense(2, 1 << 22), limits).form).ring);
   for (const Problem& p : {dense(17, 1 << 18), dense(17, (1 << 18) + 3)})
