@@ -25,7 +25,11 @@
 // flight before its first barrier, and the launch bounds keep each thread within 64 registers so
 // that at least 1024 threads (64 KB .. 128 KB of loads) fit on an SM.
 //
-// Limits: N <= threads x K x V of the largest tile; M <= 2^31 - 1 (one block per row).
+// Rows off 16-byte boundaries: through their windows, the part past the tile's vectors in each
+// thread's extra element (row_tile.cuh), so the tile of N holds them (bf16 4097 on 128 x 4).
+//
+// Limits: N <= threads x K x V of the largest tile, and up to `threads` more on rows off
+// boundaries; M <= 2^31 - 1 (one block per row).
 #include <algorithm>
 #include <optional>
 #include <stdexcept>

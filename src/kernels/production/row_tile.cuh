@@ -14,14 +14,14 @@
 // care which path loaded it. Window elements outside the row hold -inf (max ignores them, exp
 // gives 0) and are never stored.
 //
-// One element more a thread (kExtra, the tiles of rows that are not all aligned): thread `lane`
-// also holds element C + lane of the window, C = kLanes * K * V the vectors' capacity, loaded on
-// its own. A row h elements past a boundary has a window of h + N elements, up to V - 1 more than
-// N: without the extra elements a row of 1023 bf16 (window up to 1030) needs a tile of 2048, half
-// of it -inf that is still exponentiated, and a row of 2^k + 1 the next tile up. With them the
-// tile of C holds any row of N <= C at any offset (kLanes >= V - 1), and rows a few elements past
-// C (2^k + 1) too: C + kLanes elements of window in all. The scalar path's extra element is
-// element C + lane of the row itself.
+// One element more a thread (kExtra, where the rows' windows are longer than the vectors:
+// access.hpp's tile_path): thread `lane` also holds element C + lane of the window, C = kLanes * K
+// * V the vectors' capacity, loaded on its own. A row h elements past a boundary has a window of
+// h + N elements, up to V - 1 more than N: without the extra elements a row of 1023 bf16 (window
+// up to 1030) needs a tile of 2048, half of it -inf that is still exponentiated, and a row of
+// 2^k + 1 the next tile up. With them the tile of C holds any row of N <= C at any offset
+// (kLanes >= V - 1), and rows a few elements past C (2^k + 1) too: C + kLanes elements of window
+// in all. The scalar path's extra element is element C + lane of the row itself.
 #pragma once
 
 #include <cuda_runtime.h>

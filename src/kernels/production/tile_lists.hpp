@@ -61,9 +61,10 @@ using WarpRowsTiles16 =
              RegisterTile<16, 1>, RegisterTile<4, 4>, RegisterTile<16, 2>, RegisterTile<32, 1>,
              RegisterTile<8, 4>, RegisterTile<32, 2>, RegisterTile<16, 4>, RegisterTile<32, 4>>;
 // Tiles of 3 vectors a lane, candidates only (as block_row's wide tiles below): a row just past a
-// power of two, or one off a 16-byte boundary whose window needs V - 1 elements more (fp32 129,
-// 257; 16-bit about 122 ... 185, 257), fills one two thirds where the default tile is half
-// full. Not picked by the dispatch until a run times them against it.
+// power of two at a stride of whole vectors (fp32 129, 257; 16-bit 129 ... 185, 257) fills one
+// two thirds where the default tile is half full. (At ld = N the power-of-two tile and its extra
+// element a lane hold such rows: row_tile.cuh.) Not picked by the dispatch until a run times
+// them against it.
 using WarpRowsWideTilesFp32 = TileList<RegisterTile<16, 3>, RegisterTile<32, 3>>;
 using WarpRowsWideTiles16 = TileList<RegisterTile<8, 3>, RegisterTile<16, 3>>;
 // Every tile warp_rows.cu instantiates.
@@ -93,10 +94,10 @@ using BlockRowTilesFp32 =
              RegisterTile<256, 4>, RegisterTile<384, 4>, RegisterTile<512, 4>, RegisterTile<512, 8>,
              RegisterTile<1024, 8>>;
 // 16-bit tiles half again as wide as a power of two (6144 and 12288 elements: 192 x 4, 384 x 4)
-// hold a row just past a power of two -- 4097, or 4096 off a 16-byte boundary, whose window needs
-// 7 elements more -- two thirds full where the next power-of-two tile would be half full: on the
-// H100 1.13x and 1.09x that tile at N = 4096 and 8192, ld = N + 1
-// (results/h100/a3e4cf9-any-stride/tune-unaligned.log).
+// hold a row just past a power of two at a stride of whole vectors (4097 ... 6144) two thirds full
+// where the next power-of-two tile would be half full: on the H100 1.13x and 1.09x that tile at
+// N = 4096 and 8192, ld = N + 1 (results/h100/a3e4cf9-any-stride/tune-unaligned.log, before the
+// extra element a lane, with which the power-of-two tile holds rows at ld = N: row_tile.cuh).
 using BlockRowTiles16 =
     TileList<RegisterTile<64, 1>, RegisterTile<64, 2>, RegisterTile<128, 1>, RegisterTile<64, 4>,
              RegisterTile<128, 2>, RegisterTile<96, 4>, RegisterTile<128, 4>, RegisterTile<256, 2>,

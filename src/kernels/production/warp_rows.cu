@@ -16,8 +16,8 @@
 // capacity 128 on 4 vectors per lane first, and beside each the same capacity on other lanes x
 // vectors: the dispatch takes the first tile of the smallest capacity that holds N, and the
 // tuning test times the others -- among them tiles of 3 vectors a lane, candidates only, for
-// rows just past a power of two (a window of 129 fp32 fills 16 x 3's 192 where 16 x 4's 256 is
-// half empty).
+// rows just past a power of two at strides of whole vectors (129 fp32 fills 16 x 3's 192 where
+// 16 x 4's 256 is half empty; at ld = N the tile of 128 holds it, below).
 //
 // Cost per element: one read and one write (8 B fp32, 4 B bf16/fp16: TrafficModel::fused);
 // FLOPs: 1 FFMA + 1 MUFU.EX2 per element for the sum, then 1 FMUL for the output (the tiles keep
@@ -26,12 +26,15 @@
 // shuffle, and an SM holds 24 to 64 warps of this kernel (by its register count, 32 to 80 per
 // thread: docs/performance.md): 24 to 98 KB of loads in flight.
 //
-// Limits: N <= G * K * V of the largest tile (1024). Rows not 16-byte aligned (odd ld or base) are
-// read and written through their 16-byte windows (row_tile.cuh; the dispatch gives them a tile
-// with room for V - 1 more elements); where x's and y's windows do not line up, or the tile has no
-// such room, the kernel's scalar instantiation (W = 1) runs: correct, with 4-8x more accesses.
-// Each access pattern (aligned, windowed, scalar) is its own instantiation, each with launch
-// bounds that keep it at the registers measured best (warp_rows_min_blocks below).
+// Limits: N <= G * K * V of the largest tile (1024), and up to G more on rows off boundaries.
+// Rows not 16-byte aligned (odd ld or base) are read and written through their 16-byte windows
+// (row_tile.cuh): up to V - 1 elements longer than the row, the part past the tile's vectors
+// held by each lane's extra element, instantiated where a window overflows the vectors
+// (access.hpp, tile_path). Where x's and y's windows do not line up, or the tile cannot hold the
+// window, the kernel's scalar instantiation (W = 1) runs: correct, with 4-8x more accesses. Each
+// access pattern (aligned, windowed, scalar; the last two with and without the extra element) is
+// its own instantiation, each with launch bounds that keep it at the registers measured best
+// (warp_rows_min_blocks below).
 //
 // Staged rows (WarpRowsPlan::staged_rows = R > 0: the dispatch's plan for rows off 16-byte
 // boundaries up to kWarpRowsStagedMaxN elements). A register tile must hold a row's whole window,
