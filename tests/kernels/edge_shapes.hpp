@@ -56,7 +56,7 @@ inline std::vector<Problem> hopper_edge_shapes(DType t, const DeviceLimits& d) {
   const std::int64_t hybrid_max = block_hybrid_max_n(t, d);
   shapes.push_back(dense(d.sm_count, hybrid_max, t));
   shapes.push_back(dense(d.sm_count, hybrid_max + 1, t));
-  shapes.push_back(dense(d.sm_count - 1, block_max + 1, t));  // block_row's, with one element a thread
+  shapes.push_back(dense(d.sm_count - 1, block_max + 1, t));  // block_row's: an extra element
   Problem past_block = dense(d.sm_count - 1, block_max + 1, t);  // a stride of whole vectors
   past_block.ld_x = past_block.ld_y = block_max + kVectorBytes / dtype_bytes(t);
   shapes.push_back(past_block);

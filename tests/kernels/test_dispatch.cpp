@@ -1327,7 +1327,8 @@ TEST_CASE("dispatch: 16-bit rows just past a power of two take the tile half aga
       REQUIRE(s.family() == SoftmaxFamily::block_row);
       CHECK(block_row_of(s).capacity == cap);
     }
-    for (const Problem& p : {strided(1025, 1025, t), strided(1023, 1023, t), strided(1024, 1025, t)}) {
+    for (const Problem& p :
+         {strided(1025, 1025, t), strided(1023, 1023, t), strided(1024, 1025, t)}) {
       const SoftmaxPlan s = plan_softmax(p, kH200);
       INFO(to_string(t) << " N = " << p.N << " ld = " << p.ld_x << ": " << summary(s));
       REQUIRE(s.family() == SoftmaxFamily::warp_rows);

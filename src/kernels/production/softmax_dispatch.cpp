@@ -200,7 +200,8 @@ std::optional<TileShape> block_row_default_tile(const Problem& p) {
   for (TileShape t : block_row_tiles(p.dtype)) {
     if (!tile_holds(p, t)) continue;
     if (!pick) pick = t;
-    else if (p.dtype == DType::f32 && p.N * 100 >= kBlockRowMinFillPercent * tile_capacity(t, p.dtype))
+    else if (p.dtype == DType::f32 &&
+             p.N * 100 >= kBlockRowMinFillPercent * tile_capacity(t, p.dtype))
       pick = t;
   }
   return pick;
@@ -788,8 +789,8 @@ std::optional<std::string> softmax_unsupported(const Problem& p, const DeviceLim
   return fmt::format(
       "N = {} {} exceeds block_row's {} elements, the longest row the production softmax runs on "
       "sm_{}{} (the families for longer rows need sm_90's bulk copies)",
-      p.N, to_string(p.dtype), block_row_max_n(p.dtype) + p.N - tile_need(p, kRuleLanes), d.cc_major,
-      d.cc_minor);
+      p.N, to_string(p.dtype), block_row_max_n(p.dtype) + p.N - tile_need(p, kRuleLanes),
+      d.cc_major, d.cc_minor);
 }
 
 std::int64_t split_chunk_bytes(std::int64_t slice, DType t) {
