@@ -164,14 +164,17 @@ bool warp_rows_staged_default(const Problem& p) {
 // The staged plan (warp_rows.cu, "Staged rows"): R rows a warp a trip, as many as fit in the span
 // of kWarpRowsStagedVecs vectors a lane whatever the first row's offset from a boundary, and G
 // lanes a row, the most that still give each of the R rows its own group (G x R <= 32, G a power
-// of two). nullopt when one row's window does not fit the span. whole_rounds: R rounded down to
-// a multiple of 32 where more than 32 rows fit (one lane a row: the warp reduces 32 rows a round,
-// and a last round of a few rows costs as much as a full one); a candidate for the tuning test.
-std::optional<SoftmaxPlan> warp_rows_staged_plan(const Problem& p, bool whole_rounds = false) {
+// of two). nullopt when one row's window does not fit the span. Where more than 32 rows fit, R is
+// rounded down to a multiple of 32 (one lane a row: the warp reduces 32 rows a round, and a last
+// round of a few rows costs as much as a full one): on the H100 the whole rounds ran 1.44x and
+// 1.23x the fuller span at bf16 N = 31 and 33 (R = 64 against 65, 32 against 61), 1.11x and
+// 1.15x at N = 1 (fp32, bf16), 1.00-1.02x at N = 2 and 4
+// (results/h100/e07b69b-extra-element/tune-odd.log). fill_span: as many rows as fit, a candidate.
+std::optional<SoftmaxPlan> warp_rows_staged_plan(const Problem& p, bool fill_span = false) {
   const i64 span = warp_rows_staged_span(static_cast<int>(dtype_bytes(p.dtype)));
   i64 rows = prod::staged_rows_fit(static_cast<int>(vec_elems(p.dtype)), p.N, p.ld_x, span);
   if (rows == 0) return std::nullopt;
-  if (whole_rounds && rows > 32) rows -= rows % 32;
+  if (!fill_span && rows > 32) rows -= rows % 32;
   int lanes = 32;
   while (lanes > 1 && lanes * rows > 32) lanes /= 2;
   WarpRowsPlan w;
@@ -827,7 +830,7 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
       // and bf16 N = 128 and 256, ld = N + 1: results/h100/odd-rows/tune-pad1.log) -- and the
       // first of them on the other kind of grid and with the other reduction (two-pass <->
       // pairs' merge). The staged plan is a candidate on every row it holds, last where it is not
-      // the default, and beside it its whole-rounds form where that differs.
+      // the default, and beside it its form that fills the span where that differs.
       const std::optional<SoftmaxPlan> staged = warp_rows_staged_plan(p);
       const bool staged_first = staged && warp_rows_staged_default(p);
       if (staged_first) out.push_back(*staged);
@@ -867,9 +870,9 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
       }
       if (staged) {
         if (!staged_first) out.push_back(*staged);
-        if (const std::optional<SoftmaxPlan> rounds = warp_rows_staged_plan(p, true);
-            rounds && !(rounds->form == staged->form))
-          out.push_back(*rounds);
+        if (const std::optional<SoftmaxPlan> filled = warp_rows_staged_plan(p, true);
+            filled && !(filled->form == staged->form))
+          out.push_back(*filled);
       }
       break;
     }
