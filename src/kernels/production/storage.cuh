@@ -112,7 +112,7 @@ inline constexpr bool kWindowed = A == Access::windowed;
 
 // Calls f(std::integral_constant<Access, a>{}, std::bool_constant<extra>{}) for a register tile's
 // path (access.hpp, tile_path): with_access, and the extra element a lane where the rows need it
-// (never on aligned rows: four instantiations a tile, not six).
+// (never on aligned rows: five instantiations a tile, not six).
 template <class F>
 void with_tile_path(TilePath path, F&& f) {
   with_access(path.access, [&](auto a) {
