@@ -50,8 +50,9 @@ int device_max_cluster(const DeviceLimits& d, int max_cluster) {
 
 // Elements a row may start past a 16-byte boundary: 0 when x's stride is whole vectors (the base
 // pointers the harness and PyTorch allocate are aligned), else up to V - 1. The kernels hold such
-// rows through their 16-byte windows (storage.cuh), which need that much room beyond N in a
-// register tile, one vector more in a shared-memory slice.
+// rows through their 16-byte windows (storage.cuh), which need that much room beyond N: in a
+// register tile its vectors and extra elements (tile_need), one vector more in a shared-memory
+// slice.
 i64 row_head_room(const Problem& p) {
   return (p.ld_x * dtype_bytes(p.dtype)) % kVectorBytes == 0 ? 0 : vec_elems(p.dtype) - 1;
 }
@@ -824,7 +825,7 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
   switch (f) {
     case SoftmaxFamily::warp_rows: {
       // Unpadded rows off 16-byte boundaries up to kWarpRowsStagedMaxN: the staged plan first
-      // (the default). Then every tile of the two smallest capacities that hold N's window --
+      // (the default). Then every tile of the two smallest capacities that hold the row --
       // for rows off boundaries the one with half the lanes and twice the vectors of the first
       // of the smallest capacity first, where listed (on the H100 1.00-1.27x the first at fp32
       // and bf16 N = 128 and 256, ld = N + 1: results/h100/odd-rows/tune-pad1.log) -- and the
