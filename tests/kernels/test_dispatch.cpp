@@ -108,9 +108,9 @@ Problem padded(std::int64_t M, std::int64_t N, DType t) {
   return p;
 }
 
-// The room beyond N a register tile needs for a row's 16-byte window (storage.cuh): a row of a
-// stride that is not whole vectors starts up to V - 1 elements past a 16-byte boundary. A
-// shared-memory slice takes one vector more for it.
+// The room beyond N a row's 16-byte window takes (storage.cuh): a row of a stride that is not
+// whole vectors starts up to V - 1 elements past a 16-byte boundary. A register tile holds it in
+// its vectors and extra elements (tile_fits below), a shared-memory slice in one vector more.
 std::int64_t head_room(const Problem& p) {
   return (p.ld_x * dtype_bytes(p.dtype)) % kVectorBytes == 0 ? 0 : vec_elems(p.dtype) - 1;
 }
