@@ -50,6 +50,12 @@ struct RowTile {
   __device__ __forceinline__ float at(int i) const { return e[i]; }
 };
 
+// C, the elements the tile's vectors hold across its kLanes lanes (the extra elements are past it).
+template <int kLanes, class T, int K>
+__device__ __forceinline__ constexpr std::int64_t tile_capacity() {
+  return std::int64_t{kLanes} * RowTile<T, K>::kElems;
+}
+
 // How many of the groups q = 0, 1, ... of lane `lane` (group q is number q * kLanes + lane of the
 // row) lie among the row's first `groups` groups.
 template <int kLanes>
@@ -117,7 +123,7 @@ __device__ __forceinline__ void load_tile(const T* row, std::int64_t n, int lane
     // Past the vectors (end > C): window element C + lane. (The vector code above loads nothing
     // there: vectors at or past C have no group q < K, so the tail vector is not patched either.)
     if constexpr (kExtra) {
-      const std::int64_t i = static_cast<std::int64_t>(kLanes) * kGroups * V + lane;
+      const std::int64_t i = tile_capacity<kLanes, T, K>() + lane;  // C + lane
       t.extra = i < end ? to_float(__ldg(window + i)) : -INFINITY;
     }
   } else {
@@ -219,7 +225,7 @@ __device__ __forceinline__ void store_tile(T* row, std::int64_t n, int lane,
       }
     }
     if constexpr (kExtra) {
-      const std::int64_t i = static_cast<std::int64_t>(kLanes) * kGroups * V + lane;
+      const std::int64_t i = tile_capacity<kLanes, T, K>() + lane;  // C + lane
       if (i < end) window[i] = from_float<T>(t.extra * factor);
     }
   } else {
