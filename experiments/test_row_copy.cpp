@@ -1,0 +1,146 @@
+// GPU tests of the row copy (row_copy.cu): every row copied and nothing else written, dense and
+// padded strides, 4- and 2-byte elements; bad shapes refused; and, hidden ("[.padded-copy]"),
+// what padding the rows costs the memory system: at configs/padded-rows.yaml's shapes, the row
+// copy at ld = N and at ld = N + 3, and cudaMemcpy2DAsync at both, each timed alternately with
+// the copy ceiling's kernel on the same M x N elements (medians of 15 after 3 warm-ups each;
+// printed, not asserted: docs/performance.md, "Rows off 16-byte boundaries"). The executable
+// skips visibly (exit 77) without a GPU.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <stdexcept>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+#include "catch.hpp"
+#include "experiments/row_copy.hpp"
+#include "harness/device.hpp"
+#include "harness/timing.hpp"
+#include "harness/verify.hpp"
+#include "kernels/ceilings/ceilings.hpp"
+#include "kernels/cuda_check.hpp"
+#include "tests/kernels/copy_checks.hpp"
+
+namespace {
+
+using namespace smr;
+
+// One matrix's bytes in a buffer of M rows of ld elements.
+std::size_t matrix_bytes(std::int64_t M, std::int64_t ld, int elem_bytes) {
+  return static_cast<std::size_t>(M * ld * elem_bytes);
+}
+
+}  // namespace
+
+TEST_CASE("row copy: every row copied, its padding untouched", "[gpu][experiments]") {
+  struct Shape {
+    std::int64_t M, N, ld_x, ld_y;
+  };
+  const Shape shapes[] = {{5, 1, 1, 1},     {3, 33, 36, 33},  {7, 128, 131, 131},
+                          {4, 4097, 4100, 4097}, {2, 31, 31, 34}, {9, 300, 300, 300}};
+  for (const int eb : {4, 2})
+    for (const Shape& s : shapes) {
+      INFO("elem_bytes " << eb << ", M " << s.M << ", N " << s.N << ", ld_x " << s.ld_x
+                         << ", ld_y " << s.ld_y);
+      const std::size_t xb = matrix_bytes(s.M, s.ld_x, eb), yb = matrix_bytes(s.M, s.ld_y, eb);
+      const std::vector<unsigned char> src = test::patterned_bytes(xb);
+      DeviceBuffer dx(xb), dy(yb);
+      CUDA_CHECK(cudaMemcpy(dx.get(), src.data(), xb, cudaMemcpyHostToDevice));
+      CUDA_CHECK(cudaMemset(dy.get(), kPoisonByte, yb));
+      experiments::row_copy(dx.get(), dy.get(), s.M, s.N, s.ld_x, s.ld_y, eb, nullptr);
+      CUDA_CHECK(cudaDeviceSynchronize());
+      std::vector<unsigned char> out(yb);
+      CUDA_CHECK(cudaMemcpy(out.data(), dy.get(), yb, cudaMemcpyDeviceToHost));
+      std::int64_t wrong = 0, touched = 0;
+      for (std::int64_t r = 0; r < s.M; ++r)
+        for (std::int64_t c = 0; c < s.ld_y; ++c)
+          for (int b = 0; b < eb; ++b) {
+            const unsigned char got = out[static_cast<std::size_t>((r * s.ld_y + c) * eb + b)];
+            if (c < s.N)
+              wrong += got != src[static_cast<std::size_t>((r * s.ld_x + c) * eb + b)];
+            else
+              touched += got != kPoisonByte;
+          }
+      CHECK(wrong == 0);
+      CHECK(touched == 0);
+    }
+  DeviceBuffer d(64);
+  CHECK_THROWS_AS(experiments::row_copy(d.get(), d.get(), 2, 8, 7, 8, 4, nullptr),
+                  std::invalid_argument);
+  CHECK_THROWS_AS(experiments::row_copy(d.get(), d.get(), 1, 8, 8, 8, 8, nullptr),
+                  std::invalid_argument);
+}
+
+TEST_CASE("row copy: padded rows against dense ones and the copy ceiling", "[.padded-copy][gpu][experiments]") {
+  struct Shape {
+    std::int64_t M, N;
+  };
+  // configs/padded-rows.yaml's shapes and pad.
+  const Shape shapes[] = {{1048576, 128}, {131072, 1024}, {32768, 4096},
+                          {4096, 32768},  {2048, 65536},  {512, 262144}};
+  constexpr std::int64_t kPad = 3;
+  constexpr int kReps = 15;
+  CudaStream s;
+  std::printf("\nrow copy, M x N elements read and written (GB/s counts 2 x M x N x bytes), "
+              "median of %d, each alternating with the copy ceiling's kernel on the same bytes; "
+              "padded: ld = N + %lld\n", kReps, static_cast<long long>(kPad));
+  for (const int eb : {4, 2})
+    for (const Shape& sh : shapes) {
+      const std::int64_t ld = sh.N + kPad;
+      const std::size_t moved = matrix_bytes(sh.M, sh.N, eb);
+      const double gb = 2.0 * static_cast<double>(moved) / 1e9;  // read + written
+      DeviceBuffer x(matrix_bytes(sh.M, ld, eb)), y(matrix_bytes(sh.M, ld, eb));
+      CUDA_CHECK(cudaMemset(x.get(), 1, x.bytes()));
+      const auto ceiling = [&] { ceilings::copy_bytes(x.get(), y.get(), moved, s.get()); };
+      struct Op {
+        const char* name;
+        std::function<void()> run;
+      };
+      const std::size_t row = static_cast<std::size_t>(sh.N * eb);
+      const Op ops[] = {
+          {"row copy, ld = N", [&] {
+             experiments::row_copy(x.get(), y.get(), sh.M, sh.N, sh.N, sh.N, eb, s.get());
+           }},
+          {"row copy, ld = N + pad", [&] {
+             experiments::row_copy(x.get(), y.get(), sh.M, sh.N, ld, ld, eb, s.get());
+           }},
+          {"cudaMemcpy2DAsync, ld = N", [&] {
+             CUDA_CHECK(cudaMemcpy2DAsync(y.get(), row, x.get(), row, row,
+                                          static_cast<std::size_t>(sh.M),
+                                          cudaMemcpyDeviceToDevice, s.get()));
+           }},
+          {"cudaMemcpy2DAsync, ld = N + pad", [&] {
+             const std::size_t pitch = static_cast<std::size_t>(ld * eb);
+             CUDA_CHECK(cudaMemcpy2DAsync(y.get(), pitch, x.get(), pitch, row,
+                                          static_cast<std::size_t>(sh.M),
+                                          cudaMemcpyDeviceToDevice, s.get()));
+           }},
+      };
+      for (const Op& op : ops) {
+        const test::Alternated t = test::time_alternately(s, ceiling, op.run, 3, kReps);
+        const double copy_s = test::median_of(t.a);
+        const TimeStats st = summarize(t.b, 1, false);
+        std::printf("  %d-byte M = %7lld N = %6lld  %-32s %6.0f GB/s, %5.1f%% of the copy "
+                    "kernel's %4.0f (min %.0f, max %.0f)\n",
+                    eb, static_cast<long long>(sh.M), static_cast<long long>(sh.N), op.name,
+                    gb / st.median_s, 100.0 * copy_s / st.median_s, gb / copy_s,
+                    gb / st.max_s, gb / st.min_s);
+        std::fflush(stdout);
+      }
+      // The padded row copy timed last put the rows where they belong (row 0 and the last row
+      // read back: x is all ones).
+      CUDA_CHECK(cudaMemsetAsync(y.get(), 0, y.bytes(), s.get()));
+      ops[1].run();
+      s.sync();
+      std::vector<unsigned char> first(row), last(row);
+      CUDA_CHECK(cudaMemcpy(first.data(), y.get(), row, cudaMemcpyDeviceToHost));
+      CUDA_CHECK(cudaMemcpy(last.data(), y.as<unsigned char>() + (sh.M - 1) * ld * eb, row,
+                            cudaMemcpyDeviceToHost));
+      CHECK(std::count(first.begin(), first.end(), 1) == static_cast<std::ptrdiff_t>(row));
+      CHECK(std::count(last.begin(), last.end(), 1) == static_cast<std::ptrdiff_t>(row));
+    }
+}
