@@ -1,7 +1,8 @@
 // GPU tests of the row copy (row_copy.cu): every row copied and nothing else written, dense and
 // padded strides, 4- and 2-byte elements; bad shapes refused; and, hidden ("[.padded-copy]"),
 // what padding the rows costs the memory system: at configs/padded-rows.yaml's shapes, the row
-// copy at ld = N and at ld = N + 3, and cudaMemcpy2DAsync at both, each timed alternately with
+// copy at ld = N, at ld = N + 3 (x, y or both padded; and rows of N + 3 at that stride, dense),
+// and cudaMemcpy2DAsync at ld = N and N + 3, each timed alternately with
 // the copy ceiling's kernel on the same M x N elements (medians of 15 after 3 warm-ups each;
 // printed, not asserted: docs/performance.md, "Rows off 16-byte boundaries"). The executable
 // skips visibly (exit 77) without a GPU.
@@ -85,7 +86,7 @@ TEST_CASE("row copy: padded rows against dense ones and the copy ceiling", "[.pa
   constexpr std::int64_t kPad = 3;
   constexpr int kReps = 15;
   CudaStream s;
-  std::printf("\nrow copy, M x N elements read and written (GB/s counts 2 x M x N x bytes), "
+  std::printf("\nrow copy, M rows read and written (GB/s counts 2 x M x the row's bytes), "
               "median of %d, each alternating with the copy ceiling's kernel on the same bytes; "
               "padded: ld = N + %lld\n", kReps, static_cast<long long>(kPad));
   for (const int eb : {4, 2})
@@ -98,23 +99,36 @@ TEST_CASE("row copy: padded rows against dense ones and the copy ceiling", "[.pa
       const auto ceiling = [&] { ceilings::copy_bytes(x.get(), y.get(), moved, s.get()); };
       struct Op {
         const char* name;
+        std::int64_t row_elems;  // the elements a row it moves (GB/s counts them)
         std::function<void()> run;
       };
       const std::size_t row = static_cast<std::size_t>(sh.N * eb);
+      const std::size_t pitch = static_cast<std::size_t>(ld * eb);
+      // The row copy at ld = N (rows on 16-byte boundaries), at ld = N + pad with rows of N + pad
+      // (dense: the padded rows' offsets, every byte written), padded on one side only, padded on
+      // both; cudaMemcpy2DAsync dense and padded. Index 4: the padded copy checked below.
       const Op ops[] = {
-          {"row copy, ld = N", [&] {
+          {"row copy, ld = N", sh.N, [&] {
              experiments::row_copy(x.get(), y.get(), sh.M, sh.N, sh.N, sh.N, eb, s.get());
            }},
-          {"row copy, ld = N + pad", [&] {
+          {"row copy, N + pad at ld = N + pad", ld, [&] {
+             experiments::row_copy(x.get(), y.get(), sh.M, ld, ld, ld, eb, s.get());
+           }},
+          {"row copy, x padded, y at ld = N", sh.N, [&] {
+             experiments::row_copy(x.get(), y.get(), sh.M, sh.N, ld, sh.N, eb, s.get());
+           }},
+          {"row copy, x at ld = N, y padded", sh.N, [&] {
+             experiments::row_copy(x.get(), y.get(), sh.M, sh.N, sh.N, ld, eb, s.get());
+           }},
+          {"row copy, ld = N + pad", sh.N, [&] {
              experiments::row_copy(x.get(), y.get(), sh.M, sh.N, ld, ld, eb, s.get());
            }},
-          {"cudaMemcpy2DAsync, ld = N", [&] {
+          {"cudaMemcpy2DAsync, ld = N", sh.N, [&] {
              CUDA_CHECK(cudaMemcpy2DAsync(y.get(), row, x.get(), row, row,
                                           static_cast<std::size_t>(sh.M),
                                           cudaMemcpyDeviceToDevice, s.get()));
            }},
-          {"cudaMemcpy2DAsync, ld = N + pad", [&] {
-             const std::size_t pitch = static_cast<std::size_t>(ld * eb);
+          {"cudaMemcpy2DAsync, ld = N + pad", sh.N, [&] {
              CUDA_CHECK(cudaMemcpy2DAsync(y.get(), pitch, x.get(), pitch, row,
                                           static_cast<std::size_t>(sh.M),
                                           cudaMemcpyDeviceToDevice, s.get()));
@@ -122,19 +136,20 @@ TEST_CASE("row copy: padded rows against dense ones and the copy ceiling", "[.pa
       };
       for (const Op& op : ops) {
         const test::Alternated t = test::time_alternately(s, ceiling, op.run, 3, kReps);
-        const double copy_s = test::median_of(t.a);
+        const double copy_gbps = gb / test::median_of(t.a);
+        const double op_gb = gb * static_cast<double>(op.row_elems) / static_cast<double>(sh.N);
         const TimeStats st = summarize(t.b, 1, false);
-        std::printf("  %d-byte M = %7lld N = %6lld  %-32s %6.0f GB/s, %5.1f%% of the copy "
+        std::printf("  %d-byte M = %7lld N = %6lld  %-36s %6.0f GB/s, %5.1f%% of the copy "
                     "kernel's %4.0f (min %.0f, max %.0f)\n",
                     eb, static_cast<long long>(sh.M), static_cast<long long>(sh.N), op.name,
-                    gb / st.median_s, 100.0 * copy_s / st.median_s, gb / copy_s,
-                    gb / st.max_s, gb / st.min_s);
+                    op_gb / st.median_s, 100.0 * op_gb / st.median_s / copy_gbps, copy_gbps,
+                    op_gb / st.max_s, op_gb / st.min_s);
         std::fflush(stdout);
       }
-      // The padded row copy timed last put the rows where they belong (row 0 and the last row
+      // The padded row copy (ops[4]) puts the rows where they belong (row 0 and the last row
       // read back: x is all ones).
       CUDA_CHECK(cudaMemsetAsync(y.get(), 0, y.bytes(), s.get()));
-      ops[1].run();
+      ops[4].run();
       s.sync();
       std::vector<unsigned char> first(row), last(row);
       CUDA_CHECK(cudaMemcpy(first.data(), y.get(), row, cudaMemcpyDeviceToHost));
