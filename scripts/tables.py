@@ -72,6 +72,19 @@ def fmt_gbps(rec):
     return text + marks(rec)
 
 
+def other_y(rec, ours):
+    """'†' where a peer wrote a y of another stride than softmax's record of the shape (torch.softmax
+    returns a new, dense y where x is padded): not the same problem, its bytes written dense."""
+    if rec is None or ours is None:
+        return ""
+    return "†" if rec.get("ld_y", rec["N"]) != ours.get("ld_y", ours["N"]) else ""
+
+
+OTHER_Y_NOTE = ("(† the peer wrote a y of another row stride than `softmax`'s: torch.softmax returns "
+                "a new, dense y where x is padded, so it never writes around the padding -- not the "
+                "same problem.)\n")
+
+
 def median_s(rec):
     if rec is None or rec.get("status") != "ok":
         return None
@@ -100,8 +113,12 @@ def tables(doc, source):
         out.append("| N | M | " + " | ".join(f"`{k}`" for k in kernels) + " |")
         out.append("|---:|---:|" + "---:|" * len(kernels))
         for m, n in shapes:
-            out.append(f"| {n} | {m} | " + " | ".join(fmt_gbps(recs.get((k, m, n))) for k in kernels) + " |")
+            out.append(f"| {n} | {m} | " + " | ".join(
+                fmt_gbps(recs.get((k, m, n))) + other_y(recs.get((k, m, n)), recs.get(("softmax", m, n)))
+                for k in kernels) + " |")
         out.append("")
+        if any(other_y(r, recs.get(("softmax", m, n))) for (k, m, n), r in recs.items()):
+            out.append(OTHER_Y_NOTE)
         if any(marks(r) for r in recs.values()):
             out.append("(\\* the record's median did not meet its noise target before its time cap; "
                        "↓ its SM clock fell or was throttled during its samples: docs/timing.md.)\n")
@@ -122,7 +139,8 @@ def tables(doc, source):
                     theirs = median_s(rec)
                     if ours and theirs:
                         cells.append(f"{theirs / ours:.2f}x"
-                                     + ("*" if marks(rec) or marks(recs.get(("softmax", m, n))) else ""))
+                                     + ("*" if marks(rec) or marks(recs.get(("softmax", m, n))) else "")
+                                     + other_y(rec, recs.get(("softmax", m, n))))
                         logs[p].append(math.log(theirs / ours))
                         pct = rec.get("pct_of_copy")  # (rec is ok: it has a median)
                         if pct:
@@ -240,6 +258,7 @@ def neighbours_table(odd_doc, odd_path, padded_doc=None, padded_path=None):
                 "| N | ld | M | `softmax` | aligned N | `softmax` there | points | "
                 + " | ".join(f"vs `{p}`" for p in PEERS) + " |",
                 "|---:|---:|---:|---:|---:|---:|---:|" + "---:|" * len(PEERS)]
+        marked = False
         for n, src, nb_n in rows:
             rec = src.get(("softmax", n))
             text, pct = pct_cell(rec)
@@ -249,11 +268,14 @@ def neighbours_table(odd_doc, odd_path, padded_doc=None, padded_path=None):
             cells = []
             for p in PEERS:
                 theirs = median_s(src.get((p, n)))
-                cells.append(f"{theirs / ours:.2f}x" if ours and theirs else
-                             ((src.get((p, n)) or {}).get("status", "-")))
+                cells.append(f"{theirs / ours:.2f}x{other_y(src.get((p, n)), rec)}" if ours and theirs
+                             else ((src.get((p, n)) or {}).get("status", "-")))
+                marked = marked or bool(other_y(src.get((p, n)), rec))
             out.append(f"| {n} | {rec.get('ld_x', n)} | {rec['M']} | {text} | {nb_n if nb_n else '-'} | "
                        f"{nb_text} | {points} | " + " | ".join(cells) + " |")
         out.append("")
+        if marked:
+            out.append(OTHER_Y_NOTE)
     return "\n".join(out).rstrip() + "\n"
 
 

@@ -131,6 +131,25 @@ class Neighbours(unittest.TestCase):
         bf = doc([nrec("softmax", 100, 1.0, 70.0, dtype="bf16"), nrec("softmax", 128, 1.0, 90.0, dtype="bf16")])
         self.assertEqual(ncells(tables.neighbours_table(bf, "b.json"), "bf16", 100)[4:7], ["128", "90.0%", "-20.0"])
 
+    def test_a_peer_that_wrote_another_y_stride_is_marked(self):
+        # torch.softmax on padded x returns a dense y (ld_y = N): marked, with its note, in both
+        # tables; the Triton seed wrote the padded y: not marked.
+        ours = nrec("softmax", 128, 1.0, 60.0, ld=131)
+        torch = nrec("torch.softmax", 128, 0.8, 75.0, ld=131)
+        torch["ld_y"] = 128
+        seed = nrec("triton.fused", 128, 2.0, 30.0, ld=131)
+        padded = doc([ours, torch, seed])
+        text = tables.neighbours_table(doc([nrec("softmax", 128, 1.0, 99.0)]), "odd.json", padded, "p.json")
+        c = ncells(text, "fp32", 128)
+        self.assertEqual(c[7:9], ["0.80x†", "2.00x"])
+        self.assertIn("returns a new, dense y", text)
+        text = tables.tables(padded, "p.json")
+        self.assertEqual(row(text, "128")[2:4], ["0.80x†", "2.00x"])
+        self.assertIn("(75%)†", text)
+        self.assertIn("returns a new, dense y", text)
+        # Without such a peer, no mark and no note.
+        self.assertNotIn("†", tables.tables(doc([ours, seed]), "p.json"))
+
     def test_runs_of_two_cards_are_refused(self):
         a, b = doc([nrec("softmax", 31, 1.0, 60.0)]), doc([nrec("softmax", 128, 1.0, 60.0, ld=131)])
         a["device"], b["device"] = {"name": "NVIDIA H100"}, {"name": "NVIDIA H200"}
