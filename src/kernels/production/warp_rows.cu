@@ -113,8 +113,10 @@ __device__ __forceinline__ void warp_rows_body(const T* __restrict__ x, T* __res
 // "warp_rows").
 // - 16-bit rows within at most 64 registers a thread (4 blocks): left to itself ptxas gives the
 //   aligned instantiations 67-78, and the same tile ran markedly slower there. Tiles of 1 or 2
-//   vectors a lane (N <= 512) within 40 and 48 registers (6 and 5 blocks, no spill), so that an
-//   SM holds more warps' loads: faster than at 64.
+//   vectors a lane (N <= 512) within 40 and 48 registers (6 and 5 blocks), so that an SM holds
+//   more warps' loads: faster than at 64. The bounds cost spills in a few instantiations with
+//   CUDA 13.0's ptxas (4 bytes in bf16's 1-vector two-pass tiles, 24 in fp16's aligned 4-vector
+//   two-pass tiles, 4-8 in some windowed ones: results/h100/e07b69b-extra-element/ptxas-spills.md).
 // - fp32 tiles of 2 vectors a lane (N = 32, 64) within 40 registers (6 blocks), 4 vectors
 //   (N = 128 ... 512) within 64 (4 blocks): a bound of one block per SM gave them more registers
 //   and fewer blocks, and they ran slower. Fewer registers (8 blocks, 32 registers with spill) or
