@@ -109,22 +109,16 @@ __device__ __forceinline__ void load_tile(const T* row, std::int64_t n, int lane
       for (int e = 0; e < V; ++e)
         if (e >= h && e < end) t.e[e] = to_float(__ldg(window + e));
     }
-    // The last partial vector, number `whole` (unless it is vector 0, patched above): its V - 1
-    // or fewer elements loaded once, then moved to the group that holds them (a register
-    // tile cannot be indexed by a run-time q, and loading inside the loop over q issued K x V
-    // loads where V do).
+    // The last partial vector, number `whole` (unless it is vector 0, patched above).
     const int rest = static_cast<int>(end - whole * V);
-    if (rest != 0 && (whole > 0 || h == 0) && whole % kLanes == lane && whole / kLanes < K) {
-      const int q_tail = static_cast<int>(whole / kLanes);
-      float tail[V];
-#pragma unroll
-      for (int e = 0; e < V; ++e)
-        tail[e] = e < rest ? to_float(__ldg(window + whole * V + e)) : -INFINITY;
+    if (rest != 0 && (whole > 0 || h == 0) && whole % kLanes == lane) {
+      const std::int64_t q_tail = whole / kLanes;
 #pragma unroll
       for (int q = 0; q < K; ++q)
         if (q == q_tail)
 #pragma unroll
-          for (int e = 0; e < V; ++e) t.e[q * V + e] = tail[e];
+          for (int e = 0; e < V; ++e)
+            if (e < rest) t.e[q * V + e] = to_float(__ldg(window + whole * V + e));
     }
     // Past the vectors (end > C): window element C + lane. (The vector code above loads nothing
     // there: vectors at or past C have no group q < K, so the tail vector is not patched either.)
@@ -213,9 +207,6 @@ __device__ __forceinline__ void store_tile(T* row, std::int64_t n, int lane,
     const int rest = static_cast<int>(end - whole * V);
     const bool owns_tail = rest != 0 && (whole > 0 || h == 0) && whole % kLanes == lane;
     T* mine = window + static_cast<std::int64_t>(lane) * V;
-    // The tail's vector is picked out of the K groups first and stored once after the loop
-    // (element-wise stores inside it issued K x V stores where V do).
-    Vec<T> tail;
 #pragma unroll
     for (int q = 0; q < K; ++q) {
       Vec<T> out;
@@ -227,13 +218,11 @@ __device__ __forceinline__ void store_tile(T* row, std::int64_t n, int lane,
           if (e >= h && e < end) window[e] = out.e[e];
       } else if (q < valid) {
         store_vec(mine + q * kLanes * V, out);
-      }
-      if (q == valid) tail = out;
-    }
-    if (owns_tail && valid < K) {
+      } else if (owns_tail && q == valid) {
 #pragma unroll
-      for (int e = 0; e < V; ++e)
-        if (e < rest) window[whole * V + e] = tail.e[e];
+        for (int e = 0; e < V; ++e)
+          if (e < rest) window[whole * V + e] = out.e[e];
+      }
     }
     if constexpr (kExtra) {
       const std::int64_t i = tile_capacity<kLanes, T, K>() + lane;  // C + lane
