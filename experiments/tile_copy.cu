@@ -1,5 +1,5 @@
 // The tile copy: tile_copy.hpp says what it is for. The kernel is warp_rows_body (warp_rows.cu)
-// with the statistics taken out (its loads as warp_rows', the row's partial ends included): each group of G lanes loads its row into the tile and stores it
+// with the statistics taken out: each group of G lanes loads its row into the tile and stores it
 // again, multiplied by 1 (exact in every storage type).
 #include "experiments/tile_copy.hpp"
 
@@ -34,8 +34,7 @@ tile_copy_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t M, std
     RowTile<T, K, kExtra> tile;
     const std::int64_t row = first + lane / G;
     if (row >= M) continue;
-    prod::load_tile<V, G, kWindowed>(x + row * ld_x, N, lane % G, tile, row * ld_x >= V,
-                                     row + 1 < M && ld_x >= V);
+    prod::load_tile<V, G, kWindowed>(x + row * ld_x, N, lane % G, tile);
     prod::store_tile<V, G, kWindowed>(y + row * ld_y, N, lane % G, tile, 1.0f);
   }
 }

@@ -76,16 +76,9 @@ __device__ __forceinline__ int groups_for_lane(std::int64_t groups, int lane) {
 // the front.
 // kWindowed = false: the caller guarantees that the row starts on a 16-byte boundary (h = 0 at
 // compile time: Access::aligned).
-// head_inside / tail_inside (windowed rows): the caller knows that the 16 bytes around the row's
-// start / end belong to the matrix (a row after the first / before the last, whose neighbour or
-// padding fills them). The partial first / last vector is then one 16-byte load, its elements
-// outside the row masked to -inf, where it would be up to V (first) or K x V (last, in the loop
-// over the groups) loads of one element. Reading a neighbour's bytes is harmless: they are never
-// used or written here.
 template <int W, int kLanes, bool kWindowed = false, class T, int K, bool kExtra>
 __device__ __forceinline__ void load_tile(const T* row, std::int64_t n, int lane,
-                                          RowTile<T, K, kExtra>& t, bool head_inside = false,
-                                          bool tail_inside = false) {
+                                          RowTile<T, K, kExtra>& t) {
   constexpr int V = Vec<T>::kElems;
   static_assert(W == V || W == 1, "a group is one vector or one element");
   constexpr int kGroups = K * V / W;
@@ -99,17 +92,10 @@ __device__ __forceinline__ void load_tile(const T* row, std::int64_t n, int lane
     // when h > 0.
     const int valid = groups_for_lane<kLanes>(whole, lane);
     const bool partial_first = h != 0 && lane == 0;
-    const int rest = static_cast<int>(end - whole * V);
-    // This lane's group `valid` is the partial last vector, number `whole` (unless that is vector
-    // 0 and partial first too).
-    const bool owns_tail = rest != 0 && (whole > 0 || h == 0) && whole % kLanes == lane;
-    const bool whole_head = partial_first && head_inside;
-    const bool whole_tail = owns_tail && tail_inside;
     const T* mine = window + static_cast<std::int64_t>(lane) * V;
 #pragma unroll
     for (int q = 0; q < K; ++q) {
-      const bool edge = (q == 0 && whole_head) || (q == valid && whole_tail);
-      if ((q < valid && !(q == 0 && partial_first)) || edge) {
+      if (q < valid && !(q == 0 && partial_first)) {
         const Vec<T> v = load_vec(mine + q * kLanes * V);
 #pragma unroll
         for (int e = 0; e < V; ++e) t.e[q * V + e] = to_float(v.e[e]);
@@ -118,32 +104,21 @@ __device__ __forceinline__ void load_tile(const T* row, std::int64_t n, int lane
         for (int e = 0; e < V; ++e) t.e[q * V + e] = -INFINITY;
       }
     }
-    // The partial first vector, window elements [h, min(V, end)): loaded whole above and the
-    // rest masked, or loaded element by element.
-    if (whole_head) {
-#pragma unroll
-      for (int e = 0; e < V; ++e)
-        if (e < h || e >= end) t.e[e] = -INFINITY;
-    } else if (partial_first) {
+    if (partial_first) {  // window vector 0: elements [h, min(V, end))
 #pragma unroll
       for (int e = 0; e < V; ++e)
         if (e >= h && e < end) t.e[e] = to_float(__ldg(window + e));
     }
-    // The partial last vector (unless it is vector 0, done above), its first `rest` elements:
-    // loaded whole above and the rest masked, or loaded element by element.
-    if (owns_tail) {
+    // The last partial vector, number `whole` (unless it is vector 0, patched above).
+    const int rest = static_cast<int>(end - whole * V);
+    if (rest != 0 && (whole > 0 || h == 0) && whole % kLanes == lane) {
       const std::int64_t q_tail = whole / kLanes;
 #pragma unroll
       for (int q = 0; q < K; ++q)
         if (q == q_tail)
 #pragma unroll
-          for (int e = 0; e < V; ++e) {
-            if (tail_inside) {
-              if (e >= rest) t.e[q * V + e] = -INFINITY;
-            } else if (e < rest) {
-              t.e[q * V + e] = to_float(__ldg(window + whole * V + e));
-            }
-          }
+          for (int e = 0; e < V; ++e)
+            if (e < rest) t.e[q * V + e] = to_float(__ldg(window + whole * V + e));
     }
     // Past the vectors (end > C): window element C + lane. (The vector code above loads nothing
     // there: vectors at or past C have no group q < K, so the tail vector is not patched either.)

@@ -87,11 +87,7 @@ __device__ __forceinline__ void warp_rows_body(const T* __restrict__ x, T* __res
     RowTile<T, K, kExtra> tile;
     const std::int64_t row = first + lane / G;
     const bool live = row < M;
-    // A row's partial first and last vectors are each one 16-byte load where the bytes around
-    // them are the matrix's (row_tile.cuh): after the first row and before the last.
-    constexpr int V = Vec<T>::kElems;
-    load_tile<W, G, kWindowed>(x + (live ? row : 0) * ld_x, live ? N : 0, lane_in_row, tile,
-                               live && row * ld_x >= V, row + 1 < M && ld_x >= V);
+    load_tile<W, G, kWindowed>(x + (live ? row : 0) * ld_x, live ? N : 0, lane_in_row, tile);
     float factor;
     if constexpr (kTwoPass) {
       // The row's max over the lane group first, then the exponentials against it and their
