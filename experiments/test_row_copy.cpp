@@ -94,7 +94,9 @@ TEST_CASE("row copy: every row copied, its padding untouched", "[gpu][experiment
                          << ", ld_y " << s.ld_y);
       const auto [wrong, touched] = copy_and_check(
           test::patterned_bytes(matrix_bytes(s.M, s.ld_x, eb)), s.M, s.N, s.ld_x, s.ld_y, eb,
-          [&](void* x, void* y) { experiments::row_copy(x, y, s.M, s.N, s.ld_x, s.ld_y, eb, nullptr); });
+          [&](void* x, void* y) {
+            experiments::row_copy(x, y, s.M, s.N, s.ld_x, s.ld_y, eb, nullptr);
+          });
       CHECK(wrong == 0);
       CHECK(touched == 0);
     }
@@ -105,7 +107,8 @@ TEST_CASE("row copy: every row copied, its padding untouched", "[gpu][experiment
                   std::invalid_argument);
 }
 
-TEST_CASE("tile copy: every row copied through the softmax's tiles, its padding untouched", "[gpu][experiments]") {
+TEST_CASE("tile copy: every row copied through the softmax's tiles, its padding untouched",
+          "[gpu][experiments]") {
   struct Shape {
     int capacity;
     std::int64_t M, N, ld;
@@ -133,7 +136,8 @@ TEST_CASE("tile copy: every row copied through the softmax's tiles, its padding 
                   std::invalid_argument);
 }
 
-TEST_CASE("tile copy: rows off boundaries and padded rows against the copy ceiling", "[.padded-copy][gpu][experiments]") {
+TEST_CASE("tile copy: rows off boundaries and padded rows against the copy ceiling",
+          "[.padded-copy][gpu][experiments]") {
   constexpr int kReps = 15;
   CudaStream s;
   std::printf("\ntile copy (the softmax's warp_rows tiles, no arithmetic), M x N = 2^27, median of "
@@ -169,7 +173,8 @@ TEST_CASE("tile copy: rows off boundaries and padded rows against the copy ceili
     }
 }
 
-TEST_CASE("row copy: padded rows against dense ones and the copy ceiling", "[.padded-copy][gpu][experiments]") {
+TEST_CASE("row copy: padded rows against dense ones and the copy ceiling",
+          "[.padded-copy][gpu][experiments]") {
   struct Shape {
     std::int64_t M, N;
   };

@@ -56,11 +56,14 @@ void launch(const void* x, void* y, std::int64_t M, std::int64_t N, std::int64_t
   const T* xt = static_cast<const T*>(x);
   T* yt = static_cast<T*>(y);
   if (a == prod::Access::aligned)
-    tile_copy_kernel<T, G, K, false, false><<<grid, kThreads, 0, stream>>>(xt, yt, M, N, ld_x, ld_y);
+    tile_copy_kernel<T, G, K, false, false>
+        <<<grid, kThreads, 0, stream>>>(xt, yt, M, N, ld_x, ld_y);
   else if (window > C)
-    tile_copy_kernel<T, G, K, true, true><<<grid, kThreads, 0, stream>>>(xt, yt, M, N, ld_x, ld_y);
+    tile_copy_kernel<T, G, K, true, true>
+        <<<grid, kThreads, 0, stream>>>(xt, yt, M, N, ld_x, ld_y);
   else
-    tile_copy_kernel<T, G, K, true, false><<<grid, kThreads, 0, stream>>>(xt, yt, M, N, ld_x, ld_y);
+    tile_copy_kernel<T, G, K, true, false>
+        <<<grid, kThreads, 0, stream>>>(xt, yt, M, N, ld_x, ld_y);
   CUDA_CHECK(cudaGetLastError());
 }
 
@@ -72,8 +75,10 @@ void tile_copy(const void* x, void* y, std::int64_t M, std::int64_t N, std::int6
     throw std::invalid_argument("tile_copy: M = " + std::to_string(M) + ", N = " +
                                 std::to_string(N) + ": needs M, N >= 1 and strides >= N");
   // (The 16-bit tiles are bf16's: the copy moves bits, any 2-byte type would do.)
-  if (elem_bytes == 4 && capacity == 128) return launch<float, 8, 4>(x, y, M, N, ld_x, ld_y, stream);
-  if (elem_bytes == 4 && capacity == 1024) return launch<float, 32, 8>(x, y, M, N, ld_x, ld_y, stream);
+  if (elem_bytes == 4 && capacity == 128)
+    return launch<float, 8, 4>(x, y, M, N, ld_x, ld_y, stream);
+  if (elem_bytes == 4 && capacity == 1024)
+    return launch<float, 32, 8>(x, y, M, N, ld_x, ld_y, stream);
   if (elem_bytes == 2 && capacity == 128)
     return launch<__nv_bfloat16, 8, 2>(x, y, M, N, ld_x, ld_y, stream);
   if (elem_bytes == 2 && capacity == 1024)
