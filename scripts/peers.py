@@ -26,6 +26,11 @@ output sets); at least min_repetitions samples and min_time_s of timed time; med
 mean, stddev and cv over the samples. effective_GBps = 2 x M x N x dtype bytes / median time (one
 read of x, one write of y), the convention of softmax-bench, PyTorch, the Triton tutorial and QuACK.
 
+Padded rows (row_pad > 0): both peers read x at ld = N + row_pad; the Triton seed writes a y of
+the same stride, torch.softmax returns a new, dense y, so its records say ld_y = N (and
+scripts/tables.py marks them: not the problem the others solve, which must write around y's
+padding).
+
 The output is a results document (schema softmax-roofline/results) holding only peer records; its
 ceilings are torch's own copy_ bandwidth measured here (softmax-bench recomputes pct_of_copy
 against the run's copy ceiling when it merges the file). Records carry no model of their own: the
