@@ -4,6 +4,7 @@
 #include "experiments/tile_copy.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -21,11 +22,12 @@ using prod::Vec;
 
 constexpr int kThreads = 256;
 
-template <class T, int G, int K, bool kWindowed, bool kExtra>
+template <class T, int G, int K, prod::Access A, bool kExtra>
 __global__ void __launch_bounds__(kThreads, 4)
 tile_copy_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t M, std::int64_t N,
                  std::int64_t ld_x, std::int64_t ld_y) {
-  constexpr int V = Vec<T>::kElems;
+  constexpr int W = prod::kGroupWidth<T, A>;
+  constexpr bool kWindowed = prod::kWindowed<A>;
   constexpr int kRowsPerWarp = 32 / G;
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const std::int64_t warp = (std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x) / 32;
@@ -34,36 +36,31 @@ tile_copy_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t M, std
     RowTile<T, K, kExtra> tile;
     const std::int64_t row = first + lane / G;
     if (row >= M) continue;
-    prod::load_tile<V, G, kWindowed>(x + row * ld_x, N, lane % G, tile);
-    prod::store_tile<V, G, kWindowed>(y + row * ld_y, N, lane % G, tile, 1.0f);
+    prod::load_tile<W, G, kWindowed>(x + row * ld_x, N, lane % G, tile);
+    prod::store_tile<W, G, kWindowed>(y + row * ld_y, N, lane % G, tile, 1.0f);
   }
 }
 
+// The tile's path as warp_rows' launcher finds it (access.hpp, tile_path), the scalar one refused:
+// the copy is of the 16-byte accesses.
 template <class T, int G, int K>
 void launch(const void* x, void* y, std::int64_t M, std::int64_t N, std::int64_t ld_x,
             std::int64_t ld_y, cudaStream_t stream) {
   constexpr int C = G * K * Vec<T>::kElems;
-  const int eb = static_cast<int>(sizeof(T));
-  const prod::Access a = prod::row_access(x, ld_x, y, ld_y, eb);
-  const std::int64_t window = N + prod::max_row_head(x, ld_x, eb);
-  if (a == prod::Access::scalar || window > C + G || (a == prod::Access::aligned && N > C))
+  const std::optional<prod::TilePath> path =
+      prod::tile_path(x, ld_x, y, ld_y, sizeof(T), N, C, G);
+  if (!path || path->access == prod::Access::scalar)
     throw std::invalid_argument("tile_copy: rows of " + std::to_string(N) + " at ld_x = " +
                                 std::to_string(ld_x) + ", ld_y = " + std::to_string(ld_y) +
                                 " do not fit the tile of " + std::to_string(C) +
                                 " through 16-byte windows");
   const std::int64_t rows_per_block = (kThreads / 32) * (32 / G);
   const auto grid = static_cast<unsigned>((M + rows_per_block - 1) / rows_per_block);
-  const T* xt = static_cast<const T*>(x);
-  T* yt = static_cast<T*>(y);
-  if (a == prod::Access::aligned)
-    tile_copy_kernel<T, G, K, false, false>
-        <<<grid, kThreads, 0, stream>>>(xt, yt, M, N, ld_x, ld_y);
-  else if (window > C)
-    tile_copy_kernel<T, G, K, true, true>
-        <<<grid, kThreads, 0, stream>>>(xt, yt, M, N, ld_x, ld_y);
-  else
-    tile_copy_kernel<T, G, K, true, false>
-        <<<grid, kThreads, 0, stream>>>(xt, yt, M, N, ld_x, ld_y);
+  prod::with_tile_path(*path, [&](auto a, auto extra) {
+    tile_copy_kernel<T, G, K, decltype(a)::value, decltype(extra)::value>
+        <<<grid, kThreads, 0, stream>>>(static_cast<const T*>(x), static_cast<T*>(y), M, N,
+                                        ld_x, ld_y);
+  });
   CUDA_CHECK(cudaGetLastError());
 }
 

@@ -112,12 +112,14 @@ def tables(doc, source):
         out.append(f"### {dtype}: effective bandwidth, GB/s (% of copy)\n")
         out.append("| N | M | " + " | ".join(f"`{k}`" for k in kernels) + " |")
         out.append("|---:|---:|" + "---:|" * len(kernels))
+        marked = False
         for m, n in shapes:
-            out.append(f"| {n} | {m} | " + " | ".join(
-                fmt_gbps(recs.get((k, m, n))) + other_y(recs.get((k, m, n)), recs.get(("softmax", m, n)))
-                for k in kernels) + " |")
+            ours = recs.get(("softmax", m, n))
+            cells = [fmt_gbps(recs.get((k, m, n))) + other_y(recs.get((k, m, n)), ours) for k in kernels]
+            marked = marked or any(c.endswith("†") for c in cells)
+            out.append(f"| {n} | {m} | " + " | ".join(cells) + " |")
         out.append("")
-        if any(other_y(r, recs.get(("softmax", m, n))) for (k, m, n), r in recs.items()):
+        if marked:
             out.append(OTHER_Y_NOTE)
         if any(marks(r) for r in recs.values()):
             out.append("(\\* the record's median did not meet its noise target before its time cap; "
@@ -267,10 +269,11 @@ def neighbours_table(odd_doc, odd_path, padded_doc=None, padded_path=None):
             ours = median_s(rec)
             cells = []
             for p in PEERS:
-                theirs = median_s(src.get((p, n)))
-                cells.append(f"{theirs / ours:.2f}x{other_y(src.get((p, n)), rec)}" if ours and theirs
-                             else ((src.get((p, n)) or {}).get("status", "-")))
-                marked = marked or bool(other_y(src.get((p, n)), rec))
+                peer = src.get((p, n))
+                theirs, mark = median_s(peer), other_y(peer, rec)
+                cells.append(f"{theirs / ours:.2f}x{mark}" if ours and theirs
+                             else (peer or {}).get("status", "-"))
+                marked = marked or bool(mark)
             out.append(f"| {n} | {rec.get('ld_x', n)} | {rec['M']} | {text} | {nb_n if nb_n else '-'} | "
                        f"{nb_text} | {points} | " + " | ".join(cells) + " |")
         out.append("")

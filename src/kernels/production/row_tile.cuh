@@ -1,6 +1,7 @@
 // A row held in registers by kLanes threads, K 16-byte vectors' worth each (device code): the tile
 // that warp_rows.cu (kLanes = 1..32 lanes of a warp), block_row.cu, block_hybrid.cu and
-// cluster_tile.cu (kLanes = the whole block) share.
+// cluster_tile.cu (kLanes = the whole block) share. (experiments/tile_copy.cu copies rows through
+// warp_rows' tiles with none of the arithmetic: the cost of these accesses alone.)
 //
 // Which elements a thread holds. Thread `lane` (0 .. kLanes-1) owns groups of W elements,
 //     group q (q = 0 .. K*V/W - 1) = elements [(q * kLanes + lane) * W, ... + W)
