@@ -36,8 +36,7 @@ tile_copy_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t M, std
     RowTile<T, K, kExtra> tile;
     const std::int64_t row = first + lane / G;
     if (row >= M) continue;
-    prod::load_tile<W, G, kWindowed>(x + row * ld_x, N, lane % G, tile,
-                                     prod::load_partial_vectors_whole<T>(row, M, ld_x));
+    prod::load_tile<W, G, kWindowed>(x + row * ld_x, N, lane % G, tile);
     prod::store_tile<W, G, kWindowed>(y + row * ld_y, N, lane % G, tile, 1.0f);
   }
 }

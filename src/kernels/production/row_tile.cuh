@@ -64,18 +64,6 @@ __device__ __forceinline__ int groups_for_lane(std::int64_t groups, int lane) {
   return lane < groups ? static_cast<int>((groups - lane + kLanes - 1) / kLanes) : 0;
 }
 
-// load_tile's `inside` for row `row` of M rows with stride ld: the 16-byte vectors holding its
-// first and last elements lie inside the matrix when the row comes after the first (row * ld >= V:
-// the matrix's elements before it) and before the last (row + 1 < M with ld >= V: the next row's
-// after it). 16-bit rows only: in fp32 tiles of 8 vectors a lane ptxas takes 8-11 registers more
-// for the whole-vector path, and fp32 rows lose less to their partial ends.
-template <class T>
-__device__ __forceinline__ bool load_partial_vectors_whole(std::int64_t row, std::int64_t M,
-                                                           std::int64_t ld) {
-  constexpr int V = Vec<T>::kElems;
-  return sizeof(T) == 2 && row * ld >= V && row + 1 < M && ld >= V;
-}
-
 // Loads elements [0, n) of `row` into the tile (n = 0 fills -inf only).
 //
 // Vector path: the tile holds the row's window (storage.cuh), the row's elements at window
@@ -89,13 +77,9 @@ __device__ __forceinline__ bool load_partial_vectors_whole(std::int64_t row, std
 // the front.
 // kWindowed = false: the caller guarantees that the row starts on a 16-byte boundary (h = 0 at
 // compile time: Access::aligned).
-// inside = true (windowed rows): the caller guarantees that the 16-byte vectors holding the row's
-// first and last elements lie inside the matrix (a row after the first and before the last).
-// Every vector that holds an element of the row is then one 16-byte load, and its elements
-// outside the row are set to -inf by their position: no element-by-element loads at all.
 template <int W, int kLanes, bool kWindowed = false, class T, int K, bool kExtra>
 __device__ __forceinline__ void load_tile(const T* row, std::int64_t n, int lane,
-                                          RowTile<T, K, kExtra>& t, bool inside = false) {
+                                          RowTile<T, K, kExtra>& t) {
   constexpr int V = Vec<T>::kElems;
   static_assert(W == V || W == 1, "a group is one vector or one element");
   constexpr int kGroups = K * V / W;
@@ -103,34 +87,6 @@ __device__ __forceinline__ void load_tile(const T* row, std::int64_t n, int lane
     const int h = kWindowed ? row_head(row) : 0;
     const T* window = row - h;
     const std::int64_t end = h + n;          // the row's end in the window
-    if (kWindowed && inside) {
-      // Every vector holding an element of the row, the partial first and last included, is
-      // one 16-byte load; the neighbours' or padding's bytes in them are read, never used.
-      const int touched = groups_for_lane<kLanes>((end + V - 1) / V, lane);
-      const T* mine = window + static_cast<std::int64_t>(lane) * V;
-      // mine[0]'s place in the row (negative: before it); one unsigned compare tests 0 <= i < n
-      // (n fits the tile, far below 2^31).
-      const int first = lane * V - h;
-#pragma unroll
-      for (int q = 0; q < K; ++q) {
-        if (q < touched) {
-          const Vec<T> v = load_vec(mine + q * kLanes * V);
-#pragma unroll
-          for (int e = 0; e < V; ++e) {
-            const unsigned i = static_cast<unsigned>(first + q * kLanes * V + e);
-            t.e[q * V + e] = i < static_cast<unsigned>(n) ? to_float(v.e[e]) : -INFINITY;
-          }
-        } else {
-#pragma unroll
-          for (int e = 0; e < V; ++e) t.e[q * V + e] = -INFINITY;
-        }
-      }
-      if constexpr (kExtra) {
-        const std::int64_t i = tile_capacity<kLanes, T, K>() + lane;  // C + lane
-        t.extra = i < end ? to_float(__ldg(window + i)) : -INFINITY;
-      }
-      return;
-    }
     const std::int64_t whole = end / V;      // window vectors [h > 0, whole) are inside the row
     // Groups q < valid lie before `whole` for this lane: one 32-bit compare with a constant per
     // group, and each address is `mine` plus a compile-time offset. Lane 0's vector 0 is partial

@@ -87,10 +87,7 @@ __device__ __forceinline__ void warp_rows_body(const T* __restrict__ x, T* __res
     RowTile<T, K, kExtra> tile;
     const std::int64_t row = first + lane / G;
     const bool live = row < M;
-    // A 16-bit row after the first and before the last loads its partial first and last
-    // vectors whole (row_tile.cuh).
-    load_tile<W, G, kWindowed>(x + (live ? row : 0) * ld_x, live ? N : 0, lane_in_row, tile,
-                               load_partial_vectors_whole<T>(row, M, ld_x));
+    load_tile<W, G, kWindowed>(x + (live ? row : 0) * ld_x, live ? N : 0, lane_in_row, tile);
     float factor;
     if constexpr (kTwoPass) {
       // The row's max over the lane group first, then the exponentials against it and their
