@@ -193,10 +193,10 @@ TEST_CASE("a small shape set for compute-sanitizer, every kernel",
       {dense(40, 129), {}, InputKind::mixed},
       {dense(9, 541), {}, InputKind::mixed},
       {Problem{9, 541, 541, 542, DType::f32}, {}, InputKind::mixed},
-      // 16-bit register tiles off 16-byte boundaries: the rows between the first and the last
-      // read their partial first and last vectors whole, neighbours' bytes included (row_tile.cuh);
-      // the first row's head (x one element past the allocation's start) and the last row's tail
-      // element by element. Dense odd rows, padded rows, and a tile with its extra elements.
+      // 16-bit register tiles off 16-byte boundaries (warp_rows' windowed tiles, each row's
+      // partial first and last vectors element by element: row_tile.cuh): dense odd rows with x
+      // and y one element past their allocations' start, padded rows, and a tile with its extra
+      // elements.
       {dense(40, 127, DType::bf16), {1, 1}, InputKind::mixed},
       {Problem{9, 128, 131, 131, DType::f16}, {}, InputKind::mixed},
       {dense(9, 1023, DType::bf16), {}, InputKind::mixed},
