@@ -78,6 +78,9 @@ def short(plan):
         if marker in plan:
             out = form.format(*(field(plan, p) for p in patterns))
             return out + (" (cp.async)" if "copied by the threads" in plan else "")
+    if ": warp_rows packed," in plan:
+        rows, vecs = field(plan, r"(\d+) row\(s\) whole in each"), field(plan, r"(\d+) vectors a lane")
+        return f"warp_rows packed, {rows} rows a vector, K={vecs}"
     if ": warp_rows staged," in plan:
         rows, lanes = field(plan, r"(\d+) row\(s\) a warp a trip"), field(plan, r"by (\d+) lane\(s\)")
         return f"warp_rows staged R={rows} G={lanes}"

@@ -132,6 +132,19 @@ void check_invariants(const SoftmaxPlan& s, const Problem& p, const DeviceLimits
     case SoftmaxFamily::warp_rows: {
       const auto& f = warp_rows_of(s);
       CHECK(s.traffic == TrafficModel::fused);
+      if (f.packed) {
+        // Packed: rows that divide a vector, dense; one lane a unit, a grid sized to the card.
+        CHECK(V % p.N == 0);
+        CHECK(p.ld_x == p.N);
+        CHECK(p.ld_y == p.N);
+        CHECK(f.lanes_per_row == 1);
+        CHECK(f.vecs == kWarpRowsPackedVecs);
+        CHECK(f.capacity == V);
+        CHECK(f.two_pass);
+        CHECK(f.grid == 0);
+        CHECK(f.staged_rows == 0);
+        break;
+      }
       if (f.staged_rows > 0) {
         // Staged: a span of 32 lanes x kWarpRowsStagedVecs vectors holds R rows from the first
         // one's window whatever its offset, R + 1 would not; G x R <= 32 lanes unless G = 1.
@@ -348,11 +361,20 @@ TEST_CASE("dispatch: each family takes the rows it is built for, edge N - 1 / N 
       CHECK(plan_softmax(dense(kH200.sm_count - 1, block_max, t), kH200).family() ==
             SoftmaxFamily::block_row);
     }
-    // Rows off 16-byte boundaries up to kWarpRowsStagedMaxN are staged (no window's room
-    // needed); longer ones take a register tile whose vectors and one element a lane past them
-    // hold the window (up to N + V - 1 elements): the families' 32-lane tiles hold rows up to
-    // their limit + 32 - (V - 1) at a stride of N, not one more.
-    for (const std::int64_t n : {std::int64_t{1}, V + 1, kWarpRowsStagedMaxN - 1}) {
+    // Dense rows shorter than a vector that divide it are packed; other rows off 16-byte
+    // boundaries up to kWarpRowsStagedMaxN are staged (no window's room needed); longer ones take
+    // a register tile whose vectors and one element a lane past them hold the window (up to
+    // N + V - 1 elements): the families' 32-lane tiles hold rows up to their limit + 32 - (V - 1)
+    // at a stride of N, not one more.
+    for (std::int64_t n = 1; n < V; n *= 2) {
+      const SoftmaxPlan packed = plan_softmax(dense(M, n, t), kH200);
+      CHECK(packed.family() == SoftmaxFamily::warp_rows);
+      CHECK(warp_rows_of(packed).packed);
+      // Padded, or one row a vector: not packed by default.
+      CHECK_FALSE(warp_rows_of(plan_softmax(Problem{M, n, n + 1, n + 1, t}, kH200)).packed);
+    }
+    CHECK_FALSE(warp_rows_of(plan_softmax(dense(M, V, t), kH200)).packed);
+    for (const std::int64_t n : {std::int64_t{3}, V + 1, kWarpRowsStagedMaxN - 1}) {
       const SoftmaxPlan staged = plan_softmax(dense(M, n, t), kH200);
       CHECK(staged.family() == SoftmaxFamily::warp_rows);
       CHECK(warp_rows_of(staged).staged_rows > 0);
@@ -1407,6 +1429,11 @@ TEST_CASE("dispatch: warp_rows' rows off 16-byte boundaries, staged to N = 64 un
         INFO("N = " << n << ", ld = " << ld << ": " << summary(s));
         REQUIRE(s.family() == SoftmaxFamily::warp_rows);
         const WarpRowsPlan& w = warp_rows_of(s);
+        // Packed where N < V divides the vector and the rows are dense (else a candidate where
+        // N = V), staged where other rows of up to kWarpRowsStagedMaxN are off boundaries.
+        const bool packs = n < V && V % n == 0 && ld == n;
+        CHECK(w.packed == packs);
+        if (packs) continue;
         CHECK((w.staged_rows > 0) ==
               (head_room(p) > 0 && n <= kWarpRowsStagedMaxN && ld == n));
         // Staged: whole rounds of 32 rows a trip where more than 32 fit.
@@ -1436,6 +1463,22 @@ TEST_CASE("dispatch: warp_rows' rows off 16-byte boundaries, staged to N = 64 un
   CHECK(summary(c.front()) == "warp_rows staged R=64 G=1 cap=2048");
   CHECK(std::any_of(c.begin(), c.end(), [](const SoftmaxPlan& s) {
     return summary(s) == "warp_rows staged R=65 G=1 cap=2048";
+  }));
+  // One row a vector (fp32 N = 4, bf16 N = 8): the aligned tile first, the packed plan a
+  // candidate; bf16 N = 2: packed first, the staged plan a candidate.
+  const std::string packed = "warp_rows packed K=" + std::to_string(kWarpRowsPackedVecs) + " cap=";
+  for (const auto& [n, t] :
+       {std::pair{std::int64_t{4}, DType::f32}, std::pair{std::int64_t{8}, DType::bf16}}) {
+    const std::vector<SoftmaxPlan> one = candidate_plans(dense(1 << 20, n, t), kH200);
+    CHECK_FALSE(warp_rows_of(one.front()).packed);
+    CHECK(std::any_of(one.begin(), one.end(), [&](const SoftmaxPlan& s) {
+      return summary(s) == packed + std::to_string(n);
+    }));
+  }
+  const std::vector<SoftmaxPlan> two = candidate_plans(dense(1 << 20, 2, DType::bf16), kH200);
+  CHECK(summary(two.front()) == packed + "8");
+  CHECK(std::any_of(two.begin(), two.end(), [](const SoftmaxPlan& s) {
+    return s.family() == SoftmaxFamily::warp_rows && warp_rows_of(s).staged_rows > 0;
   }));
 }
 

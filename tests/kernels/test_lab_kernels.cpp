@@ -183,6 +183,12 @@ TEST_CASE("a small shape set for compute-sanitizer, every kernel",
       // dense odd rows, 32 a warp over several warps. The staged kernel on padded rows is
       // launched as a candidate below; the dispatch gives these register tiles.
       {dense(700, 31), {}, InputKind::mixed},
+      // warp_rows' packed rows (N dividing a vector, dense): 16-byte vectors of whole rows and the
+      // last rows past them one a lane (fp32 1001 x 2, fp16 4099 x 4), and x and y off 16-byte
+      // boundaries, one row a lane element by element (bf16 333 x 1).
+      {dense(1001, 2), {}, InputKind::mixed},
+      {dense(4099, 4, DType::f16), {}, InputKind::mixed},
+      {dense(333, 1, DType::bf16), {1, 1}, InputKind::mixed},
       {Problem{50, 60, 61, 61, DType::f32}, {1, 1}, InputKind::mixed},
       {Problem{40, 47, 50, 51, DType::f32}, {}, InputKind::mixed},
       {Problem{9, 1025, 1026, 1026, DType::f32}, {}, InputKind::mixed},
@@ -239,6 +245,8 @@ TEST_CASE("a small shape set for compute-sanitizer, every kernel",
       {dense(2, 1 << 22), {}, InputKind::mixed},
   };
   REQUIRE(std::get<WarpRowsPlan>(plan_softmax(dense(700, 31), limits).form).staged_rows > 0);
+  for (const Problem& p : {dense(1001, 2), dense(4099, 4, DType::f16), dense(333, 1, DType::bf16)})
+    REQUIRE(std::get<WarpRowsPlan>(plan_softmax(p, limits).form).packed);
   REQUIRE(std::get<WarpRowsPlan>(plan_softmax(dense(40, 129), limits).form).capacity == 128);
   REQUIRE(std::get<WarpRowsPlan>(plan_softmax(dense(9, 541), limits).form).capacity == 512);
   REQUIRE(std::get<SplitRowPlan>(plan_softmax(dense(1, 3 << 23), limits).form).interleaved);

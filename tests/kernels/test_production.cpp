@@ -480,6 +480,47 @@ TEST_CASE("production softmax: warp_rows' staged rows on every length, stride an
   CHECK(plans == 3 * 10 * 6 * 3);
 }
 
+TEST_CASE("production softmax: warp_rows' packed rows on every divisor of a vector, row count "
+          "and offset",
+          "[gpu][softmax]") {
+  // The packed plan (warp_rows.cu, "Packed rows") of each dense N that divides a 16-byte vector
+  // (1, 2, 4 fp32; 1, 2, 4, 8 bf16 and fp16): row counts whose last rows end mid-vector (1, 7,
+  // 31, 33, 4097, the prime 1000003) and enough for several trips a lane; x and y on 16-byte
+  // boundaries (16-byte vectors), both off them and one off (one row a lane, element by element);
+  // and every kind of hostile row.
+  const DeviceLimits d = device_limits();
+  const auto packed_plan = [&](const Problem& p) {
+    const std::vector<SoftmaxPlan> all = candidate_plans(p, d);
+    const auto packed = std::find_if(all.begin(), all.end(), [](const SoftmaxPlan& s) {
+      const auto* w = std::get_if<WarpRowsPlan>(&s.form);
+      return w && w->packed;
+    });
+    REQUIRE(packed != all.end());
+    return *packed;
+  };
+  int plans = 0;
+  for (const DType t : kDtypes) {
+    for (std::int64_t n = 1; n <= vec_elems(t); n *= 2) {
+      const std::int64_t many = (std::int64_t{3} << 22) / n + 1;
+      for (const std::int64_t m : {std::int64_t{1}, std::int64_t{7}, std::int64_t{31},
+                                   std::int64_t{33}, std::int64_t{4097}, std::int64_t{1000003},
+                                   many}) {
+        const Problem p = dense(m, n, t);
+        const SoftmaxPlan plan = packed_plan(p);
+        for (const auto& [x_off, y_off] : {std::pair{0, 0}, std::pair{1, 1}, std::pair{0, 1}}) {
+          ++plans;
+          check_case(p, InputKind::mixed, next_seed(), plan, x_off, y_off);
+        }
+      }
+      for (const InputKind kind :
+           {InputKind::large, InputKind::all_equal, InputKind::some_neg_inf,
+            InputKind::all_neg_inf, InputKind::has_nan, InputKind::has_pos_inf})
+        check_case(dense(4099, n, t), kind, next_seed(), packed_plan(dense(4099, n, t)));
+    }
+  }
+  CHECK(plans == (3 + 4 + 4) * 7 * 3);
+}
+
 TEST_CASE("production softmax: repeated launches give bit-identical outputs", "[gpu][softmax]") {
   // A missing barrier or a race on the cross-block partials shows as a result that moves.
   const DeviceLimits d = device_limits();

@@ -25,6 +25,9 @@ WARP_STAGED = ("M = 541201, N = 31 fp32 (124 B rows): warp_rows staged, 32 row(s
                "copied in 16-byte vectors into the warp's shared memory (1024 elements from the first "
                "row's 16-byte window), each row reduced there by 1 lane(s) (max, then sum), the "
                "outputs stored back as 16-byte vectors; grid-stride over rows on a grid sized to the card")
+WARP_PACKED = ("M = 134217728, N = 1 bf16 (2 B rows): warp_rows packed, 8 row(s) whole in each "
+               "16-byte vector, 4 vectors a lane a trip, each row reduced in the lane's registers "
+               "(max, then sum); grid-stride on a grid sized to the card")
 WARP_TWO_PASS = ("M = 1048576, N = 128 bf16 (256 B rows): warp_rows, 8 lane(s) per row x 2 16-byte "
                  "vector(s) per lane = 128 elements in registers, 4 rows per warp per trip, "
                  "grid-stride over rows on a grid sized to the card, the row's max reduced over "
@@ -109,6 +112,7 @@ class Short(unittest.TestCase):
         self.assertEqual(plan_table.short(WARP_PERSISTENT), "warp_rows G=8 K=2, persistent")
         self.assertEqual(plan_table.short(WARP_TWO_PASS), "warp_rows G=8 K=2, persistent, two-pass")
         self.assertEqual(plan_table.short(WARP_STAGED), "warp_rows staged R=32 G=1")
+        self.assertEqual(plan_table.short(WARP_PACKED), "warp_rows packed, 8 rows a vector, K=4")
         self.assertEqual(plan_table.short(BLOCK), "block_row T=128 K=4")
         self.assertEqual(plan_table.short(TILE), "cluster_tile C=2, 32768 per block in registers")
         self.assertEqual(plan_table.short(HYBRID), "block_hybrid 32768 in registers + 128 KiB in smem")

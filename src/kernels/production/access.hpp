@@ -11,10 +11,14 @@ namespace smr::prod {
 
 inline constexpr int kVecBytes = 16;
 
+// Host side: does `p` lie on a 16-byte boundary?
+inline bool on_vector_boundary(const void* p) {
+  return reinterpret_cast<std::uintptr_t>(p) % kVecBytes == 0;
+}
+
 // Host side: does every row of (base, ld) start on a 16-byte boundary?
 inline bool is_vector_aligned(const void* base, std::int64_t ld, int elem_bytes) {
-  return reinterpret_cast<std::uintptr_t>(base) % kVecBytes == 0 &&
-         (ld * elem_bytes) % kVecBytes == 0;
+  return on_vector_boundary(base) && (ld * elem_bytes) % kVecBytes == 0;
 }
 
 // Host side: does every row of y start as far past a 16-byte boundary as the same row of x? Then

@@ -195,6 +195,39 @@ std::optional<SoftmaxPlan> warp_rows_staged_plan(const Problem& p, bool fill_spa
   return s;
 }
 
+// The packed plan (warp_rows.cu, "Packed rows"): rows that divide a 16-byte vector (N = 1, 2, 4
+// fp32; 1, 2, 4, 8 16-bit) with nothing between them (ld = N for x and y), so that every vector of
+// the matrix holds V / N whole rows and a lane reduces each in its own registers: no shuffle, no
+// shared memory, no element-wise access but the last few rows'. kWarpRowsPackedVecs vectors a
+// lane a trip, a grid sized to the card. nullopt for any other shape.
+std::optional<SoftmaxPlan> warp_rows_packed_plan(const Problem& p) {
+  const i64 V = vec_elems(p.dtype);
+  if (p.N > V || V % p.N != 0 || p.ld_x != p.N || p.ld_y != p.N) return std::nullopt;
+  WarpRowsPlan w;
+  w.lanes_per_row = 1;
+  w.vecs = kWarpRowsPackedVecs;
+  w.two_pass = true;
+  w.capacity = V;
+  w.packed = true;
+  SoftmaxPlan s;
+  s.form = w;
+  s.why = fmt::format(
+      "{}: warp_rows packed, {} row(s) whole in each 16-byte vector, {} vectors a lane a trip, "
+      "each row reduced in the lane's registers (max, then sum); grid-stride on a grid sized to "
+      "the card",
+      shape_words(p), V / p.N, kWarpRowsPackedVecs);
+  return s;
+}
+
+// Whether the packed plan is the default: rows shorter than a vector (N < V; else one row a
+// vector, the aligned register tile's G = 1 case, where the tile runs by default). Predicted
+// ahead of the staged plan there: each element is one 16-byte access's share and a few
+// instructions in registers, where the staged trip copies through shared memory and reduces 32
+// rows a round (bf16 N = 1 at 25% of the copy on the H100: results/h100/b847af0-sweeps/).
+bool warp_rows_packed_default(const Problem& p) {
+  return p.N < vec_elems(p.dtype) && warp_rows_packed_plan(p).has_value();
+}
+
 // ---- block_row ---------------------------------------------------------------------------------
 
 // The tiles are listed by capacity: 16-bit rows take the first that holds the row (tile_holds),
@@ -832,8 +865,13 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
       // first of them on the other kind of grid and with the other reduction (two-pass <->
       // pairs' merge). The staged plan is a candidate on every row it holds, last where it is not
       // the default, and beside it its form that fills the span where that differs.
+      // Rows packed whole in vectors (N divides V, ld = N): the packed plan, first where N < V
+      // (the default), last otherwise.
+      const std::optional<SoftmaxPlan> packed = warp_rows_packed_plan(p);
+      const bool packed_first = packed && warp_rows_packed_default(p);
+      if (packed_first) out.push_back(*packed);
       const std::optional<SoftmaxPlan> staged = warp_rows_staged_plan(p);
-      const bool staged_first = staged && warp_rows_staged_default(p);
+      const bool staged_first = staged && !packed_first && warp_rows_staged_default(p);
       if (staged_first) out.push_back(*staged);
       const std::size_t tiles_from = out.size();
       const bool persistent = warp_rows_persistent_default(p);
@@ -875,6 +913,7 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
             filled && !(filled->form == staged->form))
           out.push_back(*filled);
       }
+      if (packed && !packed_first) out.push_back(*packed);
       break;
     }
     case SoftmaxFamily::block_row: {
@@ -1168,6 +1207,8 @@ std::string summary(const SoftmaxPlan& s) {
             if (w.staged_rows > 0)
               return fmt::format("warp_rows staged R={} G={} cap={}", w.staged_rows,
                                  w.lanes_per_row, w.capacity);
+            if (w.packed)
+              return fmt::format("warp_rows packed K={} cap={}", w.vecs, w.capacity);
             return fmt::format("warp_rows G={} K={} cap={}{}{}", w.lanes_per_row, w.vecs,
                                w.capacity,
                                w.grid > 0 ? fmt::format(" grid={}", w.grid) : std::string{},

@@ -14,11 +14,13 @@
 // length; cluster_row is the alternative to cluster_tile that the tuning test times, and the
 // default where cluster_tile cannot hold the row or the rows are 16-bit):
 //   warp_rows    N <= 1024          G = 1..32 lanes per row, rows in registers, 32/G rows per
-//                                   warp; unpadded rows off 16-byte boundaries to N = 64
-//                                   staged: R rows a warp copied into shared memory as 16-byte
-//                                   vectors, reduced there by G lanes a row, stored back as
-//                                   vectors; longer or padded ones on the tile of half the lanes
-//                                   and twice the vectors
+//                                   warp; dense rows shorter than a vector that divide it packed:
+//                                   each 16-byte vector V / N whole rows, reduced in one lane's
+//                                   registers; other unpadded rows off 16-byte boundaries to
+//                                   N = 64 staged: R rows a warp copied into shared memory as
+//                                   16-byte vectors, reduced there by G lanes a row, stored back
+//                                   as vectors; longer or padded ones on the tile of half the
+//                                   lanes and twice the vectors
 //   block_row    N <= 32768         one block per row, 64..1024 threads x K 16-byte vectors in
 //                                   registers, every load issued before the first reduction
 //   block_hybrid N <= 32768 + the   one block per row, the first 16384 or 32768 elements in
@@ -82,6 +84,8 @@ constexpr std::int64_t warp_rows_staged_span(int elem_bytes) {
 // (measured ahead of torch.softmax at N = 31 and 33 on the H100, behind the register tiles at 128
 // and 256 and on padded rows: softmax_dispatch.cpp, warp_rows_staged_default).
 inline constexpr std::int64_t kWarpRowsStagedMaxN = 64;
+// warp_rows' packed rows (N divides a 16-byte vector, ld = N): the vectors a lane loads a trip.
+inline constexpr int kWarpRowsPackedVecs = 4;
 inline constexpr int kSliceThreads = 512;           // cluster_row and split_row block size
 inline constexpr int kSplitBlocksPerSm = 2;         // split_row: __launch_bounds__(512, 2)
 // The register-tile blocks (block_row, block_hybrid, cluster_tile) keep every thread within 64
@@ -196,6 +200,9 @@ struct WarpRowsPlan {
   int staged_rows = 0;         // > 0: rows staged through shared memory, this many a warp a trip
                                // (G lanes reduce a row there; K = kWarpRowsStagedVecs, capacity
                                // the span a warp stages: warp_rows.cu, "Staged rows")
+  bool packed = false;         // rows packed whole in 16-byte vectors (N divides a vector, ld = N):
+                               // each lane K = kWarpRowsPackedVecs vectors of V / N rows each
+                               // (G = 1, capacity V: warp_rows.cu, "Packed rows")
   bool operator==(const WarpRowsPlan&) const = default;
 };
 struct BlockRowPlan {

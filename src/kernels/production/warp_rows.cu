@@ -53,6 +53,13 @@
 // and 32 KB of shared memory a block. On the H100 that paid for rows of 31 and 33 elements and not
 // for 128 and 256, where a register tile of half the lanes and twice the vectors ran faster
 // (results/h100/odd-rows/).
+//
+// Packed rows (WarpRowsPlan::packed: the dispatch's plan for dense rows shorter than a 16-byte
+// vector that divide it, N = 1, 2 fp32 and 1, 2, 4 16-bit; a candidate at N = V). Every vector of
+// the matrix then holds V / N whole rows, so warp_rows_packed_kernel, below, gives each lane
+// kWarpRowsPackedVecs vectors a trip and reduces each of their rows in the lane's registers: no
+// lane group, no shuffle, no shared memory, every access but the last few rows' a whole
+// coalesced 16-byte vector.
 #include <algorithm>
 #include <optional>
 #include <stdexcept>
@@ -330,11 +337,150 @@ bool with_staged_lanes(int lanes, F&& f) {
   }
 }
 
+// ---- Packed rows ---------------------------------------------------------------------------------
+
+// Rows that divide a 16-byte vector (N = 1, 2, 4 fp32; 1, 2, 4, 8 bf16/fp16) with nothing between
+// them (ld = N): every vector of x holds V / N whole rows, so one lane loads a vector and reduces
+// each of its rows in its own registers -- no lane group, no shuffle, no shared memory. Where the
+// staged trip (above) copies a span through shared memory and reduces 32 rows a round, here every
+// element costs its share of one 16-byte load and store and a few instructions. Lane `me` of the
+// grid takes units me, me + T, ..., me + (K - 1) T of each trip (T the grid's threads), all K
+// loads issued before the first row is reduced; consecutive lanes take consecutive units, so each
+// load and store is fully coalesced. A unit is one 16-byte vector where x and y start on 16-byte
+// boundaries (kVector), else one row loaded element by element (correct, not fast). The last
+// rows of the vector path -- fewer than V / N, past the last whole vector -- go one a lane,
+// element by element. Numerics: the tiles' two-pass form (row_tile.cuh, warp_rows_body).
+
+// Softmax of each of the kElems / N rows of `e`, in place.
+template <int N, int kElems>
+__device__ __forceinline__ void packed_rows_softmax(float (&e)[kElems]) {
+  static_assert(kElems % N == 0, "whole rows");
+#pragma unroll
+  for (int r = 0; r < kElems; r += N) {
+    float m = e[r];
+#pragma unroll
+    for (int j = 1; j < N; ++j) m = fmaxf(m, e[r + j]);
+    const float reference = exp_reference(m);
+    float sum = 0.0f;
+#pragma unroll
+    for (int j = 0; j < N; ++j) {
+      e[r + j] = exp_shifted_ftz(e[r + j], reference);
+      sum += e[r + j];
+    }
+    const float factor = 1.0f / sum;
+#pragma unroll
+    for (int j = 0; j < N; ++j) e[r + j] *= factor;
+  }
+}
+
+// kUnit elements from `p`: one 16-byte vector (kUnit = V) or element by element.
+template <int kUnit, class T>
+__device__ __forceinline__ void load_unit(const T* p, float (&e)[kUnit]) {
+  if constexpr (kUnit == Vec<T>::kElems) {
+    const Vec<T> v = load_vec(p);
+#pragma unroll
+    for (int j = 0; j < kUnit; ++j) e[j] = to_float(v.e[j]);
+  } else {
+#pragma unroll
+    for (int j = 0; j < kUnit; ++j) e[j] = load_one(p + j);
+  }
+}
+template <int kUnit, class T>
+__device__ __forceinline__ void store_unit(T* p, const float (&e)[kUnit]) {
+  if constexpr (kUnit == Vec<T>::kElems) {
+    Vec<T> v;
+#pragma unroll
+    for (int j = 0; j < kUnit; ++j) v.e[j] = from_float<T>(e[j]);
+    store_vec(p, v);
+  } else {
+#pragma unroll
+    for (int j = 0; j < kUnit; ++j) p[j] = from_float<T>(e[j]);
+  }
+}
+
+template <class T, int N, bool kVector>
+__global__ void __launch_bounds__(kWarpRowsThreads)
+    warp_rows_packed_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t M) {
+  constexpr int V = Vec<T>::kElems;
+  static_assert(V % N == 0, "a row divides a vector");
+  constexpr int kUnit = kVector ? V : N;
+  constexpr int K = kWarpRowsPackedVecs;
+  const std::int64_t units = M * N / kUnit;  // whole units (the vector path's last rows: below)
+  const std::int64_t threads = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  const std::int64_t me = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  for (std::int64_t first = me; first < units; first += K * threads) {
+    float e[K][kUnit];
+#pragma unroll
+    for (int q = 0; q < K; ++q)
+      if (first + q * threads < units) load_unit<kUnit>(x + (first + q * threads) * kUnit, e[q]);
+#pragma unroll
+    for (int q = 0; q < K; ++q) {
+      if (first + q * threads < units) {
+        packed_rows_softmax<N>(e[q]);
+        store_unit<kUnit>(y + (first + q * threads) * kUnit, e[q]);
+      }
+    }
+  }
+  if constexpr (kVector) {
+    const std::int64_t row = units * (V / N) + me;
+    if (row < M) {
+      float e[N];
+      load_unit<N>(x + row * N, e);
+      packed_rows_softmax<N>(e);
+      store_unit<N>(y + row * N, e);
+    }
+  }
+}
+
+template <class T, int N, bool kVector>
+void launch_packed_access(const Launch& l) {
+  const auto kernel = warp_rows_packed_kernel<T, N, kVector>;
+  static const std::int64_t resident =
+      resident_blocks(reinterpret_cast<const void*>(kernel), kWarpRowsThreads, 0);
+  const std::int64_t units = kVector ? l.p.M * N / Vec<T>::kElems : l.p.M;
+  const std::int64_t per_block = std::int64_t{kWarpRowsThreads} * kWarpRowsPackedVecs;
+  const std::int64_t grid = std::max<std::int64_t>(1, std::min(ceil_div(units, per_block), resident));
+  kernel<<<static_cast<unsigned>(grid), kWarpRowsThreads, 0, l.stream>>>(
+      static_cast<const T*>(l.x), static_cast<T*>(l.y), l.p.M);
+  CUDA_CHECK_LAUNCH();
+}
+
+template <class T>
+void launch_packed(const Launch& l) {
+  const Problem& p = l.p;
+  constexpr int V = Vec<T>::kElems;
+  if (p.N > V || V % p.N != 0 || p.ld_x != p.N || p.ld_y != p.N)
+    throw std::invalid_argument("warp_rows: packed rows need N dividing " + std::to_string(V) +
+                                " and ld_x = ld_y = N, not N = " + std::to_string(p.N) +
+                                ", ld_x = " + std::to_string(p.ld_x) +
+                                ", ld_y = " + std::to_string(p.ld_y));
+  const bool vector = on_vector_boundary(l.x) && on_vector_boundary(l.y);
+  const auto with_n = [&](auto n) {
+    constexpr int kN = decltype(n)::value;
+    if constexpr (V % kN == 0) {
+      if (vector)
+        launch_packed_access<T, kN, true>(l);
+      else
+        launch_packed_access<T, kN, false>(l);
+    }
+  };
+  switch (p.N) {
+    case 1: with_n(std::integral_constant<int, 1>{}); break;
+    case 2: with_n(std::integral_constant<int, 2>{}); break;
+    case 4: with_n(std::integral_constant<int, 4>{}); break;
+    case 8: with_n(std::integral_constant<int, 8>{}); break;
+  }
+}
+
 }  // namespace
 
 void launch_warp_rows(const WarpRowsPlan& plan, const Launch& l) {
   const Problem& p = l.p;
   bool found = false;
+  if (plan.packed) {
+    with_storage(p.dtype, [&](auto type_tag) { launch_packed<decltype(type_tag)>(l); });
+    return;
+  }
   if (plan.staged_rows > 0) {
     with_storage(p.dtype, [&](auto type_tag) {
       using T = decltype(type_tag);
