@@ -361,20 +361,11 @@ TEST_CASE("dispatch: each family takes the rows it is built for, edge N - 1 / N 
       CHECK(plan_softmax(dense(kH200.sm_count - 1, block_max, t), kH200).family() ==
             SoftmaxFamily::block_row);
     }
-    // Dense rows shorter than a vector that divide it are packed; other rows off 16-byte
-    // boundaries up to kWarpRowsStagedMaxN are staged (no window's room needed); longer ones take
-    // a register tile whose vectors and one element a lane past them hold the window (up to
-    // N + V - 1 elements): the families' 32-lane tiles hold rows up to their limit + 32 - (V - 1)
-    // at a stride of N, not one more.
-    for (std::int64_t n = 1; n < V; n *= 2) {
-      const SoftmaxPlan packed = plan_softmax(dense(M, n, t), kH200);
-      CHECK(packed.family() == SoftmaxFamily::warp_rows);
-      CHECK(warp_rows_of(packed).packed);
-      // Padded, or one row a vector: not packed by default.
-      CHECK_FALSE(warp_rows_of(plan_softmax(Problem{M, n, n + 1, n + 1, t}, kH200)).packed);
-    }
-    CHECK_FALSE(warp_rows_of(plan_softmax(dense(M, V, t), kH200)).packed);
-    for (const std::int64_t n : {std::int64_t{3}, V + 1, kWarpRowsStagedMaxN - 1}) {
+    // Rows off 16-byte boundaries up to kWarpRowsStagedMaxN are staged (no window's room
+    // needed); longer ones take a register tile whose vectors and one element a lane past them
+    // hold the window (up to N + V - 1 elements): the families' 32-lane tiles hold rows up to
+    // their limit + 32 - (V - 1) at a stride of N, not one more.
+    for (const std::int64_t n : {std::int64_t{1}, V + 1, kWarpRowsStagedMaxN - 1}) {
       const SoftmaxPlan staged = plan_softmax(dense(M, n, t), kH200);
       CHECK(staged.family() == SoftmaxFamily::warp_rows);
       CHECK(warp_rows_of(staged).staged_rows > 0);
@@ -1429,11 +1420,7 @@ TEST_CASE("dispatch: warp_rows' rows off 16-byte boundaries, staged to N = 64 un
         INFO("N = " << n << ", ld = " << ld << ": " << summary(s));
         REQUIRE(s.family() == SoftmaxFamily::warp_rows);
         const WarpRowsPlan& w = warp_rows_of(s);
-        // Packed where N < V divides the vector and the rows are dense (else a candidate where
-        // N = V), staged where other rows of up to kWarpRowsStagedMaxN are off boundaries.
-        const bool packs = n < V && V % n == 0 && ld == n;
-        CHECK(w.packed == packs);
-        if (packs) continue;
+        CHECK_FALSE(w.packed);  // a candidate only
         CHECK((w.staged_rows > 0) ==
               (head_room(p) > 0 && n <= kWarpRowsStagedMaxN && ld == n));
         // Staged: whole rounds of 32 rows a trip where more than 32 fit.
@@ -1464,22 +1451,26 @@ TEST_CASE("dispatch: warp_rows' rows off 16-byte boundaries, staged to N = 64 un
   CHECK(std::any_of(c.begin(), c.end(), [](const SoftmaxPlan& s) {
     return summary(s) == "warp_rows staged R=65 G=1 cap=2048";
   }));
-  // One row a vector (fp32 N = 4, bf16 N = 8): the aligned tile first, the packed plan a
-  // candidate; bf16 N = 2: packed first, the staged plan a candidate.
-  const std::string packed = "warp_rows packed K=" + std::to_string(kWarpRowsPackedVecs) + " cap=";
-  for (const auto& [n, t] :
-       {std::pair{std::int64_t{4}, DType::f32}, std::pair{std::int64_t{8}, DType::bf16}}) {
-    const std::vector<SoftmaxPlan> one = candidate_plans(dense(1 << 20, n, t), kH200);
-    CHECK_FALSE(warp_rows_of(one.front()).packed);
-    CHECK(std::any_of(one.begin(), one.end(), [&](const SoftmaxPlan& s) {
-      return summary(s) == packed + std::to_string(n);
-    }));
+  // The packed plan: a candidate of every dense row that divides a vector (fp32 N = 1, 2, 4;
+  // 16-bit 1, 2, 4, 8), of no other; never the default.
+  for (const DType t : kDtypes) {
+    const std::int64_t V = vec_elems(t);
+    for (const std::int64_t n : {std::int64_t{1}, std::int64_t{2}, std::int64_t{3},
+                                 std::int64_t{4}, std::int64_t{8}, std::int64_t{16}}) {
+      for (const Problem& p : {dense(1 << 20, n, t), Problem{1 << 20, n, n + 1, n + 1, t}}) {
+        INFO(to_string(t) << " N = " << n << ", ld = " << p.ld_x);
+        const std::vector<SoftmaxPlan> all = candidate_plans(p, kH200);
+        const auto packed = std::find_if(all.begin(), all.end(), [](const SoftmaxPlan& s) {
+          return s.family() == SoftmaxFamily::warp_rows && warp_rows_of(s).packed;
+        });
+        CHECK((packed != all.end()) == (n <= V && V % n == 0 && p.ld_x == n));
+        if (packed != all.end())
+          CHECK(summary(*packed) == "warp_rows packed K=" + std::to_string(kWarpRowsPackedVecs) +
+                                        " cap=" + std::to_string(V));
+        CHECK_FALSE(warp_rows_of(all.front()).packed);
+      }
+    }
   }
-  const std::vector<SoftmaxPlan> two = candidate_plans(dense(1 << 20, 2, DType::bf16), kH200);
-  CHECK(summary(two.front()) == packed + "8");
-  CHECK(std::any_of(two.begin(), two.end(), [](const SoftmaxPlan& s) {
-    return s.family() == SoftmaxFamily::warp_rows && warp_rows_of(s).staged_rows > 0;
-  }));
 }
 
 TEST_CASE("dispatch: warp_rows' grid, one block per rows but for 16-bit rows past 512",

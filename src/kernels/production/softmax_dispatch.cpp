@@ -219,15 +219,6 @@ std::optional<SoftmaxPlan> warp_rows_packed_plan(const Problem& p) {
   return s;
 }
 
-// Whether the packed plan is the default: rows shorter than a vector (N < V; else one row a
-// vector, the aligned register tile's G = 1 case, where the tile runs by default). Predicted
-// ahead of the staged plan there: each element is one 16-byte access's share and a few
-// instructions in registers, where the staged trip copies through shared memory and reduces 32
-// rows a round (bf16 N = 1 at 25% of the copy on the H100: results/h100/b847af0-sweeps/).
-bool warp_rows_packed_default(const Problem& p) {
-  return p.N < vec_elems(p.dtype) && warp_rows_packed_plan(p).has_value();
-}
-
 // ---- block_row ---------------------------------------------------------------------------------
 
 // The tiles are listed by capacity: 16-bit rows take the first that holds the row (tile_holds),
@@ -865,13 +856,8 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
       // first of them on the other kind of grid and with the other reduction (two-pass <->
       // pairs' merge). The staged plan is a candidate on every row it holds, last where it is not
       // the default, and beside it its form that fills the span where that differs.
-      // Rows packed whole in vectors (N divides V, ld = N): the packed plan, first where N < V
-      // (the default), last otherwise.
-      const std::optional<SoftmaxPlan> packed = warp_rows_packed_plan(p);
-      const bool packed_first = packed && warp_rows_packed_default(p);
-      if (packed_first) out.push_back(*packed);
       const std::optional<SoftmaxPlan> staged = warp_rows_staged_plan(p);
-      const bool staged_first = staged && !packed_first && warp_rows_staged_default(p);
+      const bool staged_first = staged && warp_rows_staged_default(p);
       if (staged_first) out.push_back(*staged);
       const std::size_t tiles_from = out.size();
       const bool persistent = warp_rows_persistent_default(p);
@@ -913,7 +899,12 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
             filled && !(filled->form == staged->form))
           out.push_back(*filled);
       }
-      if (packed && !packed_first) out.push_back(*packed);
+      // Rows packed whole in vectors (N divides V, ld = N): the packed plan, a candidate. It is
+      // not the default before a GPU run has verified and timed it (docs/performance.md, Open):
+      // predicted ahead of the staged plan where N < V (bf16 N = 1 ran 25% of the copy staged on
+      // the H100: results/h100/b847af0-sweeps/).
+      if (const std::optional<SoftmaxPlan> packed = warp_rows_packed_plan(p))
+        out.push_back(*packed);
       break;
     }
     case SoftmaxFamily::block_row: {

@@ -14,13 +14,12 @@
 // length; cluster_row is the alternative to cluster_tile that the tuning test times, and the
 // default where cluster_tile cannot hold the row or the rows are 16-bit):
 //   warp_rows    N <= 1024          G = 1..32 lanes per row, rows in registers, 32/G rows per
-//                                   warp; dense rows shorter than a vector that divide it packed:
-//                                   each 16-byte vector V / N whole rows, reduced in one lane's
-//                                   registers; other unpadded rows off 16-byte boundaries to
-//                                   N = 64 staged: R rows a warp copied into shared memory as
-//                                   16-byte vectors, reduced there by G lanes a row, stored back
-//                                   as vectors; longer or padded ones on the tile of half the
-//                                   lanes and twice the vectors
+//                                   warp; unpadded rows off 16-byte boundaries to N = 64
+//                                   staged: R rows a warp copied into shared memory as 16-byte
+//                                   vectors, reduced there by G lanes a row, stored back as
+//                                   vectors; longer or padded ones on the tile of half the lanes
+//                                   and twice the vectors (dense rows that divide a vector: the
+//                                   packed candidate, V / N rows a vector in one lane)
 //   block_row    N <= 32768         one block per row, 64..1024 threads x K 16-byte vectors in
 //                                   registers, every load issued before the first reduction
 //   block_hybrid N <= 32768 + the   one block per row, the first 16384 or 32768 elements in

@@ -54,8 +54,8 @@
 // for 128 and 256, where a register tile of half the lanes and twice the vectors ran faster
 // (results/h100/odd-rows/).
 //
-// Packed rows (WarpRowsPlan::packed: the dispatch's plan for dense rows shorter than a 16-byte
-// vector that divide it, N = 1, 2 fp32 and 1, 2, 4 16-bit; a candidate at N = V). Every vector of
+// Packed rows (WarpRowsPlan::packed: a candidate of the dispatch for dense rows that divide a
+// 16-byte vector, N = 1, 2, 4 fp32 and 1, 2, 4, 8 16-bit; not yet timed). Every vector of
 // the matrix then holds V / N whole rows, so warp_rows_packed_kernel, below, gives each lane
 // kWarpRowsPackedVecs vectors a trip and reduces each of their rows in the lane's registers: no
 // lane group, no shuffle, no shared memory, every access but the last few rows' a whole
@@ -337,7 +337,7 @@ bool with_staged_lanes(int lanes, F&& f) {
   }
 }
 
-// ---- Packed rows ---------------------------------------------------------------------------------
+// ---- Packed rows -------------------------------------------------------------------------------
 
 // Rows that divide a 16-byte vector (N = 1, 2, 4 fp32; 1, 2, 4, 8 bf16/fp16) with nothing between
 // them (ld = N): every vector of x holds V / N whole rows, so one lane loads a vector and reduces
@@ -439,7 +439,8 @@ void launch_packed_access(const Launch& l) {
       resident_blocks(reinterpret_cast<const void*>(kernel), kWarpRowsThreads, 0);
   const std::int64_t units = kVector ? l.p.M * N / Vec<T>::kElems : l.p.M;
   const std::int64_t per_block = std::int64_t{kWarpRowsThreads} * kWarpRowsPackedVecs;
-  const std::int64_t grid = std::max<std::int64_t>(1, std::min(ceil_div(units, per_block), resident));
+  const std::int64_t grid =
+      std::max<std::int64_t>(1, std::min(ceil_div(units, per_block), resident));
   kernel<<<static_cast<unsigned>(grid), kWarpRowsThreads, 0, l.stream>>>(
       static_cast<const T*>(l.x), static_cast<T*>(l.y), l.p.M);
   CUDA_CHECK_LAUNCH();
