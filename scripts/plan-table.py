@@ -91,7 +91,8 @@ def short(plan):
         two = lanes != "?" and trip != "?" and int(trip) == 2 * (32 // int(lanes))
         return (f"warp_rows G={lanes} K={vecs}, {grid}"
                 + (", 2 rows per lane group per trip" if two else "")
-                + (", two-pass" if "max reduced over its lanes first" in plan else ""))
+                + (", two-pass" if "max reduced over its lanes first" in plan else "")
+                + (", shared ends" if "two rows of a trip share stored once" in plan else ""))
     if ": split_row," in plan:
         blocks, rows = field(plan, r"over (\d+) blocks"), field(plan, r"(\d+) row\(s\) at a time\)")
         out = f"split_row S={blocks}, R={rows}"

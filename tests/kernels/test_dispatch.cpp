@@ -1451,6 +1451,36 @@ TEST_CASE("dispatch: warp_rows' rows off 16-byte boundaries, staged to N = 64 un
   CHECK(std::any_of(c.begin(), c.end(), [](const SoftmaxPlan& s) {
     return summary(s) == "warp_rows staged R=65 G=1 cap=2048";
   }));
+  // The shared ends: a candidate of dense rows off boundaries at least a vector long whose
+  // default tile has fewer than 32 lanes and holds the window in its vectors -- that tile, the
+  // ends shared; never the default.
+  for (const DType t : kDtypes) {
+    const std::int64_t V = vec_elems(t);
+    for (std::int64_t n = 1; n <= warp_rows_max_n(t); n += (n < 300 ? 1 : 37)) {
+      for (const Problem& p : {dense(1 << 16, n, t), Problem{1 << 16, n, n + 1, n + 1, t}}) {
+        INFO(to_string(t) << " N = " << n << ", ld = " << p.ld_x);
+        const std::vector<SoftmaxPlan> all = candidate_plans(p, kH200);
+        const auto shared = std::find_if(all.begin(), all.end(), [](const SoftmaxPlan& s) {
+          return s.family() == SoftmaxFamily::warp_rows && warp_rows_of(s).shared_ends;
+        });
+        const SoftmaxPlan def = plan_softmax(p, kH200);
+        if (def.family() != SoftmaxFamily::warp_rows) {
+          CHECK(shared == all.end());
+          continue;
+        }
+        CHECK_FALSE(warp_rows_of(def).shared_ends);
+        const WarpRowsPlan& d = warp_rows_of(def);
+        const bool want = head_room(p) > 0 && p.ld_x == n && n >= V && d.staged_rows == 0 &&
+                          d.lanes_per_row < 32 && n + V - 1 <= d.capacity;
+        REQUIRE((shared != all.end()) == want);
+        if (!want) continue;
+        WarpRowsPlan same = d;
+        same.shared_ends = true;
+        CHECK(warp_rows_of(*shared) == same);
+        CHECK(summary(*shared) == summary(def) + " shared-ends");
+      }
+    }
+  }
   // The packed plan: a candidate of every dense row that divides a vector (fp32 N = 1, 2, 4;
   // 16-bit 1, 2, 4, 8), of no other; never the default.
   for (const DType t : kDtypes) {

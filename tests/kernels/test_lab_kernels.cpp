@@ -266,22 +266,33 @@ TEST_CASE("a small shape set for compute-sanitizer, every kernel",
   // The staged kernel on padded rows: y stored as vectors (x and y one element off) and element
   // by element (y's stride not x's). The packed kernel (N dividing a vector, dense): 16-byte
   // vectors of whole rows and the last rows past them one a lane (fp32 1001 x 2, fp16 4099 x 4),
-  // and x and y off 16-byte boundaries, one row a lane element by element (bf16 333 x 1).
+  // and x and y off 16-byte boundaries, one row a lane element by element (bf16 333 x 1). The
+  // shared ends (dense rows off boundaries, the vector two rows share stored once): bf16 40 x 127
+  // with x and y one element off, fp16 9 x 100 (the last row of the last trip without a next).
+  enum class Form { staged, packed, shared_ends };
   struct Candidate {
     Problem p;
     Placement at;
-    bool packed;
+    Form form;
   };
-  const Candidate candidates[] = {{Problem{50, 60, 61, 61, DType::f32}, {1, 1}, false},
-                                  {Problem{40, 47, 50, 51, DType::f32}, {}, false},
-                                  {dense(1001, 2), {}, true},
-                                  {dense(4099, 4, DType::f16), {}, true},
-                                  {dense(333, 1, DType::bf16), {1, 1}, true}};
-  for (const auto& [p, at, packed] : candidates) {
+  const Candidate candidates[] = {{Problem{50, 60, 61, 61, DType::f32}, {1, 1}, Form::staged},
+                                  {Problem{40, 47, 50, 51, DType::f32}, {}, Form::staged},
+                                  {dense(1001, 2), {}, Form::packed},
+                                  {dense(4099, 4, DType::f16), {}, Form::packed},
+                                  {dense(333, 1, DType::bf16), {1, 1}, Form::packed},
+                                  {dense(40, 127, DType::bf16), {1, 1}, Form::shared_ends},
+                                  {dense(9, 100, DType::f16), {}, Form::shared_ends}};
+  for (const auto& [p, at, form] : candidates) {
     const std::vector<SoftmaxPlan> all = candidate_plans(p, limits);
     const auto plan = std::find_if(all.begin(), all.end(), [&](const SoftmaxPlan& s) {
       const auto* w = std::get_if<WarpRowsPlan>(&s.form);
-      return w && (packed ? w->packed : w->staged_rows > 0);
+      if (!w) return false;
+      switch (form) {
+        case Form::staged: return w->staged_rows > 0;
+        case Form::packed: return w->packed;
+        case Form::shared_ends: return w->shared_ends;
+      }
+      return false;
     });
     REQUIRE(plan != all.end());
     INFO(summary(*plan) << ": M = " << p.M << ", N = " << p.N << ", ld " << p.ld_x << " / "

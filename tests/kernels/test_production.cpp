@@ -521,6 +521,46 @@ TEST_CASE("production softmax: warp_rows' packed rows on every divisor of a vect
   CHECK(plans == (3 + 4 + 4) * 7 * 3);
 }
 
+TEST_CASE("production softmax: warp_rows' shared ends on dense rows off 16-byte boundaries",
+          "[gpu][softmax]") {
+  // The candidate that stores the 16-byte vector two consecutive rows share once, whole
+  // (row_tile.cuh, store_tile_shared_ends): dense odd rows and rows of 2^k + 1 in every dtype it
+  // is offered for, one row (no neighbour), a few (the last group of a trip without a next row),
+  // and many; x and y one, three and seven elements past a boundary, and y at another offset than
+  // x (the ordinary path runs there); every kind of hostile row.
+  const DeviceLimits d = device_limits();
+  int plans = 0;
+  for (const DType t : kDtypes) {
+    for (const std::int64_t n : {std::int64_t{65}, std::int64_t{100}, std::int64_t{127},
+                                 std::int64_t{129}, std::int64_t{197}, std::int64_t{255},
+                                 std::int64_t{257}, std::int64_t{383}, std::int64_t{509}}) {
+      // The candidate of the shape, if it has one.
+      const auto shared_plan = [&](const Problem& p) -> std::optional<SoftmaxPlan> {
+        for (const SoftmaxPlan& s : candidate_plans(p, d))
+          if (const auto* w = std::get_if<WarpRowsPlan>(&s.form); w && w->shared_ends) return s;
+        return std::nullopt;
+      };
+      if (!shared_plan(dense(1001, n, t))) continue;
+      for (const std::int64_t m : {std::int64_t{1}, std::int64_t{3}, std::int64_t{33},
+                                   (std::int64_t{3} << 22) / n}) {
+        const Problem p = dense(m, n, t);
+        const std::optional<SoftmaxPlan> plan = shared_plan(p);
+        REQUIRE(plan.has_value());
+        for (const auto& [x_off, y_off] : {std::pair{0, 0}, std::pair{1, 1}, std::pair{3, 3},
+                                           std::pair{7, 7}, std::pair{0, 1}}) {
+          ++plans;
+          check_case(p, InputKind::mixed, next_seed(), *plan, x_off, y_off);
+        }
+      }
+      for (const InputKind kind :
+           {InputKind::large, InputKind::all_equal, InputKind::some_neg_inf,
+            InputKind::all_neg_inf, InputKind::has_nan, InputKind::has_pos_inf})
+        check_case(dense(1001, n, t), kind, next_seed(), *shared_plan(dense(1001, n, t)), 1, 1);
+    }
+  }
+  CHECK(plans > 0);
+}
+
 TEST_CASE("production softmax: repeated launches give bit-identical outputs", "[gpu][softmax]") {
   // A missing barrier or a race on the cross-block partials shows as a result that moves.
   const DeviceLimits d = device_limits();

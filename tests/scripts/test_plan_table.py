@@ -111,6 +111,9 @@ class Short(unittest.TestCase):
                          "warp_rows G=16 K=2, one block per 32 rows, 2 rows per lane group per trip")
         self.assertEqual(plan_table.short(WARP_PERSISTENT), "warp_rows G=8 K=2, persistent")
         self.assertEqual(plan_table.short(WARP_TWO_PASS), "warp_rows G=8 K=2, persistent, two-pass")
+        self.assertEqual(plan_table.short(WARP_TWO_PASS + "; the 16-byte vector two rows of a trip "
+                                          "share stored once, whole"),
+                         "warp_rows G=8 K=2, persistent, two-pass, shared ends")
         self.assertEqual(plan_table.short(WARP_STAGED), "warp_rows staged R=32 G=1")
         self.assertEqual(plan_table.short(WARP_PACKED), "warp_rows packed, 8 rows a vector, K=4")
         self.assertEqual(plan_table.short(BLOCK), "block_row T=128 K=4")

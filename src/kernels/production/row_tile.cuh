@@ -240,4 +240,74 @@ __device__ __forceinline__ void store_tile(T* row, std::int64_t n, int lane,
   }
 }
 
+// store_tile for warp_rows' dense rows (ld = N, x's and y's windows lined up), called by every
+// lane of the warp (it shuffles): where two consecutive rows of a warp's trip meet inside a
+// 16-byte vector -- the last, partial vector of the row before is the first, partial vector of
+// the row after -- that vector is stored once, whole, by the lane that owns the earlier row's tail,
+// with the later row's elements taken by shuffle from its group's lane 0; only the trip's first
+// row's head and last row's tail go element by element. (store_tile stores both partial vectors
+// element by element: on dense bf16 rows of 100 ... 197 each such element is an L1 -> L2 write
+// sector of its own, 1.31-1.71x the sectors of aligned rows: results/h100/b847af0-odd-counters/.)
+// `group` is the row's lane group in the warp (lane / kLanes), `live` whether it has a row,
+// `next_live` whether the group after it has the next row. Windowed tiles without the extra
+// element only (the window fits the vectors, so a row's tail vector is a tile slot), and rows of
+// n >= V (a row's head and tail are then different vectors, and every row after the trip's
+// first that starts inside a vector has its head stored by the row before).
+template <int kLanes, class T, int K>
+__device__ __forceinline__ void store_tile_shared_ends(T* row, std::int64_t n, int lane, int group,
+                                                       bool live, bool next_live,
+                                                       const RowTile<T, K, false>& t,
+                                                       float factor) {
+  constexpr int V = Vec<T>::kElems;
+  constexpr int kWords = static_cast<int>(sizeof(Vec<T>) / sizeof(unsigned));
+  const int h = row_head(row);
+  T* window = row - h;
+  const std::int64_t end = h + n;
+  const std::int64_t whole = end / V;
+  const int rest = static_cast<int>(end - whole * V);
+  // The next group's lane 0 outputs of its window vector 0 -- the vector this row's tail shares.
+  Vec<T> head;
+#pragma unroll
+  for (int e = 0; e < V; ++e) head.e[e] = from_float<T>(t.e[e] * factor);
+  unsigned words[kWords];
+  __builtin_memcpy(words, &head, sizeof(head));
+  const int src = (group + 1) * kLanes < kWarpSize ? (group + 1) * kLanes : group * kLanes;
+#pragma unroll
+  for (int w = 0; w < kWords; ++w) words[w] = __shfl_sync(0xffffffffu, words[w], src);
+  Vec<T> next_head;
+  __builtin_memcpy(&next_head, words, sizeof(next_head));
+  if (!live) return;
+  const int valid = groups_for_lane<kLanes>(whole, lane);
+  const bool partial_first = h != 0 && lane == 0;
+  const bool shares_head = partial_first && group > 0 && n >= V;  // the row before stores it
+  const bool owns_tail = rest != 0 && (whole > 0 || h == 0) && whole % kLanes == lane;
+  const bool shares_tail = owns_tail && next_live && n >= V;
+  T* mine = window + static_cast<std::int64_t>(lane) * V;
+#pragma unroll
+  for (int q = 0; q < K; ++q) {
+    Vec<T> out;
+#pragma unroll
+    for (int e = 0; e < V; ++e) out.e[e] = from_float<T>(t.e[q * V + e] * factor);
+    if (q == 0 && partial_first) {
+      if (!shares_head)
+#pragma unroll
+        for (int e = 0; e < V; ++e)
+          if (e >= h && e < end) window[e] = out.e[e];
+    } else if (q < valid) {
+      store_vec(mine + q * kLanes * V, out);
+    } else if (owns_tail && q == valid) {
+      if (shares_tail) {
+#pragma unroll
+        for (int e = 0; e < V; ++e)
+          if (e >= rest) out.e[e] = next_head.e[e];
+        store_vec(window + whole * V, out);
+      } else {
+#pragma unroll
+        for (int e = 0; e < V; ++e)
+          if (e < rest) window[whole * V + e] = out.e[e];
+      }
+    }
+  }
+}
+
 }  // namespace smr::prod

@@ -892,6 +892,18 @@ std::vector<SoftmaxPlan> family_plans(SoftmaxFamily f, const Problem& p, const D
         for (TileShape t :
              fuller_tiles(warp_rows_wide_tiles(p.dtype), p, first.capacity))
           out.push_back(warp_rows_plan(p, t, persistent));
+        // Dense rows off boundaries (ld = N) past the staged plan's, two or more a warp, whose
+        // windows fit the first tile's vectors: the same tile storing the vector two rows share
+        // once, whole -- a candidate (the 16-bit odd rows' write sectors:
+        // results/h100/b847af0-odd-counters/).
+        const i64 V = vec_elems(p.dtype);
+        if (!staged_first && row_head_room(p) > 0 && p.ld_x == p.N && p.ld_y == p.N && p.N >= V &&
+            first.lanes_per_row < 32 && p.N + V - 1 <= first.capacity) {
+          SoftmaxPlan shared = out[tiles_from];
+          std::get<WarpRowsPlan>(shared.form).shared_ends = true;
+          shared.why += "; the 16-byte vector two rows of a trip share stored once, whole";
+          out.push_back(shared);
+        }
       }
       if (staged) {
         if (!staged_first) out.push_back(*staged);
@@ -1200,10 +1212,10 @@ std::string summary(const SoftmaxPlan& s) {
                                  w.lanes_per_row, w.capacity);
             if (w.packed)
               return fmt::format("warp_rows packed K={} cap={}", w.vecs, w.capacity);
-            return fmt::format("warp_rows G={} K={} cap={}{}{}", w.lanes_per_row, w.vecs,
+            return fmt::format("warp_rows G={} K={} cap={}{}{}{}", w.lanes_per_row, w.vecs,
                                w.capacity,
                                w.grid > 0 ? fmt::format(" grid={}", w.grid) : std::string{},
-                               w.two_pass ? " two-pass" : "");
+                               w.two_pass ? " two-pass" : "", w.shared_ends ? " shared-ends" : "");
           },
           [](const BlockRowPlan& r) {
             return fmt::format("block_row T={} K={} cap={}", r.threads, r.vecs, r.capacity);

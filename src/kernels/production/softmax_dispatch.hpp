@@ -199,6 +199,8 @@ struct WarpRowsPlan {
   int staged_rows = 0;         // > 0: rows staged through shared memory, this many a warp a trip
                                // (G lanes reduce a row there; K = kWarpRowsStagedVecs, capacity
                                // the span a warp stages: warp_rows.cu, "Staged rows")
+  bool shared_ends = false;    // dense rows off boundaries: the 16-byte vector two rows of a trip
+                               // share stored once, whole (row_tile.cuh store_tile_shared_ends)
   bool packed = false;         // rows packed whole in 16-byte vectors (N divides a vector, ld = N):
                                // each lane K = kWarpRowsPackedVecs vectors of V / N rows each
                                // (G = 1, capacity V: warp_rows.cu, "Packed rows")

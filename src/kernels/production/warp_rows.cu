@@ -34,7 +34,9 @@
 // window, the kernel's scalar instantiation (W = 1) runs: correct, with 4-8x more accesses. Each
 // access pattern (aligned, windowed, scalar; the last two with and without the extra element) is
 // its own instantiation, each with launch bounds that keep it at the registers measured best
-// (warp_rows_min_blocks below).
+// (warp_rows_min_blocks below). The windowed instantiation without the extra element has a twin
+// for the shared-ends candidate (WarpRowsPlan::shared_ends, dense rows): the 16-byte vector two
+// rows of a trip share is stored once, whole (row_tile.cuh, store_tile_shared_ends).
 //
 // Staged rows (WarpRowsPlan::staged_rows = R > 0: the dispatch's plan for rows off 16-byte
 // boundaries up to kWarpRowsStagedMaxN elements). A register tile must hold a row's whole window,
@@ -76,7 +78,8 @@ namespace smr::prod {
 
 namespace {
 
-template <int W, bool kWindowed, bool kExtra, int G, int K, bool kTwoPass, class T>
+template <int W, bool kWindowed, bool kExtra, int G, int K, bool kTwoPass, bool kSharedEnds,
+          class T>
 __device__ __forceinline__ void warp_rows_body(const T* __restrict__ x, T* __restrict__ y,
                                                std::int64_t M, std::int64_t N, std::int64_t ld_x,
                                                std::int64_t ld_y) {
@@ -111,7 +114,14 @@ __device__ __forceinline__ void warp_rows_body(const T* __restrict__ x, T* __res
       const RowStats mine = tile_stats(tile);
       factor = tile_scale(mine, group_allreduce<G>(mine, MergeOp{}));
     }
-    if (row < M) store_tile<W, G, kWindowed>(y + row * ld_y, N, lane_in_row, tile, factor);
+    if constexpr (kSharedEnds) {  // dense rows: the vectors two rows share stored whole, once
+      static_assert(W == Vec<T>::kElems && kWindowed && !kExtra, "windowed tiles only");
+      const int group = lane / G;
+      store_tile_shared_ends<G>(y + (live ? row : 0) * ld_y, N, lane_in_row, group, live,
+                                group + 1 < kRowsPerWarp && row + 1 < M, tile, factor);
+    } else if (row < M) {
+      store_tile<W, G, kWindowed>(y + row * ld_y, N, lane_in_row, tile, factor);
+    }
   }
 }
 
@@ -144,18 +154,19 @@ constexpr int warp_rows_min_blocks() {
 }
 
 // (On Turing, whose SM holds 1024 threads, at most 4 blocks: common/arch.cuh.)
-template <class T, int G, int K, bool kTwoPass, Access A, bool kExtra>
+template <class T, int G, int K, bool kTwoPass, Access A, bool kExtra, bool kSharedEnds>
 __global__ void __launch_bounds__(kWarpRowsThreads,
                                   min_blocks_within(warp_rows_min_blocks<T, K>(), kWarpRowsThreads))
     warp_rows_kernel(const T* __restrict__ x, T* __restrict__ y, std::int64_t M, std::int64_t N,
                      std::int64_t ld_x, std::int64_t ld_y) {
-  warp_rows_body<kGroupWidth<T, A>, kWindowed<A>, kExtra, G, K, kTwoPass>(x, y, M, N, ld_x, ld_y);
+  warp_rows_body<kGroupWidth<T, A>, kWindowed<A>, kExtra, G, K, kTwoPass, kSharedEnds>(
+      x, y, M, N, ld_x, ld_y);
 }
 
-template <class T, int G, int K, bool kTwoPass, Access A, bool kExtra>
+template <class T, int G, int K, bool kTwoPass, Access A, bool kExtra, bool kSharedEnds = false>
 void launch_access(const WarpRowsPlan& plan, const Launch& l) {
   const Problem& p = l.p;
-  const auto kernel = warp_rows_kernel<T, G, K, kTwoPass, A, kExtra>;
+  const auto kernel = warp_rows_kernel<T, G, K, kTwoPass, A, kExtra, kSharedEnds>;
   constexpr std::int64_t kRowsPerBlock = (kWarpRowsThreads / kWarpSize) * (kWarpSize / G);
   static const std::int64_t resident =
       resident_blocks(reinterpret_cast<const void*>(kernel), kWarpRowsThreads, 0);
@@ -175,7 +186,16 @@ void launch_tile(const WarpRowsPlan& plan, const Launch& l) {
     throw std::invalid_argument("warp_rows: tile G=" + std::to_string(G) + " K=" +
                                 std::to_string(K) + " holds fewer than N = " +
                                 std::to_string(l.p.N) + " elements");
+  // The shared ends (plan.shared_ends: dense rows through their windows, the window within the
+  // vectors, rows of at least a vector, two or more rows a warp): their own instantiation; where
+  // the rows do not allow it (another layout at run time) the tile's ordinary path runs.
+  const bool shared_ends = plan.shared_ends && l.p.ld_x == l.p.N && l.p.ld_y == l.p.N &&
+                           l.p.N >= Vec<T>::kElems && G < kWarpSize;
   with_tile_path(*path, [&](auto a, auto extra) {
+    if constexpr (decltype(a)::value == Access::windowed && !decltype(extra)::value &&
+                  G < kWarpSize) {
+      if (shared_ends) return launch_access<T, G, K, kTwoPass, a, extra, true>(plan, l);
+    }
     launch_access<T, G, K, kTwoPass, a, extra>(plan, l);
   });
 }
