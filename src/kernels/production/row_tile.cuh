@@ -189,6 +189,55 @@ __device__ __forceinline__ float tile_scale(RowStats mine, RowStats row) {
   return rescale(mine.max, r.reference) * r.inv_sum;
 }
 
+// store_tile's vector path, and store_tile_shared_ends' (below). head_by_prev: the row's partial
+// first vector is stored by the row before it (not here); tail_to_next: the partial last vector
+// is stored whole, its elements past the row taken from next_head (the next row's outputs there).
+template <int kLanes, bool kWindowed, class T, int K, bool kExtra>
+__device__ __forceinline__ void store_window(T* row, std::int64_t n, int lane,
+                                             const RowTile<T, K, kExtra>& t, float factor,
+                                             bool head_by_prev, bool tail_to_next,
+                                             const Vec<T>& next_head) {
+  constexpr int V = Vec<T>::kElems;
+  const int h = kWindowed ? row_head(row) : 0;
+  T* window = row - h;
+  const std::int64_t end = h + n;
+  const std::int64_t whole = end / V;
+  const int valid = groups_for_lane<kLanes>(whole, lane);
+  const bool partial_first = h != 0 && lane == 0;
+  const int rest = static_cast<int>(end - whole * V);
+  const bool owns_tail = rest != 0 && (whole > 0 || h == 0) && whole % kLanes == lane;
+  T* mine = window + static_cast<std::int64_t>(lane) * V;
+#pragma unroll
+  for (int q = 0; q < K; ++q) {
+    Vec<T> out;
+#pragma unroll
+    for (int e = 0; e < V; ++e) out.e[e] = from_float<T>(t.e[q * V + e] * factor);
+    if (q == 0 && partial_first) {
+      if (!head_by_prev)
+#pragma unroll
+        for (int e = 0; e < V; ++e)
+          if (e >= h && e < end) window[e] = out.e[e];
+    } else if (q < valid) {
+      store_vec(mine + q * kLanes * V, out);
+    } else if (owns_tail && q == valid) {
+      if (tail_to_next) {
+#pragma unroll
+        for (int e = 0; e < V; ++e)
+          if (e >= rest) out.e[e] = next_head.e[e];
+        store_vec(window + whole * V, out);
+      } else {
+#pragma unroll
+        for (int e = 0; e < V; ++e)
+          if (e < rest) window[whole * V + e] = out.e[e];
+      }
+    }
+  }
+  if constexpr (kExtra) {
+    const std::int64_t i = tile_capacity<kLanes, T, K>() + lane;  // C + lane
+    if (i < end) window[i] = from_float<T>(t.extra * factor);
+  }
+}
+
 // Writes softmax of the tile's elements to `row`[0, n), through the same mapping as load_tile
 // (after tile_stats, `factor` from tile_scale; or after tile_exp_sum against the row's own max,
 // `factor` 1 / the row's sum). On the vector path y's row must start as far past a 16-byte
@@ -199,36 +248,7 @@ __device__ __forceinline__ void store_tile(T* row, std::int64_t n, int lane,
   constexpr int V = Vec<T>::kElems;
   constexpr int kGroups = K * V / W;
   if constexpr (W == V) {
-    const int h = kWindowed ? row_head(row) : 0;
-    T* window = row - h;
-    const std::int64_t end = h + n;
-    const std::int64_t whole = end / V;
-    const int valid = groups_for_lane<kLanes>(whole, lane);
-    const bool partial_first = h != 0 && lane == 0;
-    const int rest = static_cast<int>(end - whole * V);
-    const bool owns_tail = rest != 0 && (whole > 0 || h == 0) && whole % kLanes == lane;
-    T* mine = window + static_cast<std::int64_t>(lane) * V;
-#pragma unroll
-    for (int q = 0; q < K; ++q) {
-      Vec<T> out;
-#pragma unroll
-      for (int e = 0; e < V; ++e) out.e[e] = from_float<T>(t.e[q * V + e] * factor);
-      if (q == 0 && partial_first) {
-#pragma unroll
-        for (int e = 0; e < V; ++e)
-          if (e >= h && e < end) window[e] = out.e[e];
-      } else if (q < valid) {
-        store_vec(mine + q * kLanes * V, out);
-      } else if (owns_tail && q == valid) {
-#pragma unroll
-        for (int e = 0; e < V; ++e)
-          if (e < rest) window[whole * V + e] = out.e[e];
-      }
-    }
-    if constexpr (kExtra) {
-      const std::int64_t i = tile_capacity<kLanes, T, K>() + lane;  // C + lane
-      if (i < end) window[i] = from_float<T>(t.extra * factor);
-    }
+    store_window<kLanes, kWindowed>(row, n, lane, t, factor, false, false, Vec<T>{});
   } else {
     const int valid = groups_for_lane<kLanes>(n, lane);
     T* mine = row + lane;
@@ -260,12 +280,7 @@ __device__ __forceinline__ void store_tile_shared_ends(T* row, std::int64_t n, i
                                                        float factor) {
   constexpr int V = Vec<T>::kElems;
   constexpr int kWords = static_cast<int>(sizeof(Vec<T>) / sizeof(unsigned));
-  const int h = row_head(row);
-  T* window = row - h;
-  const std::int64_t end = h + n;
-  const std::int64_t whole = end / V;
-  const int rest = static_cast<int>(end - whole * V);
-  // The next group's lane 0 outputs of its window vector 0 -- the vector this row's tail shares.
+  // The next group's lane 0 outputs of its window vector 0: the vector this row's tail shares.
   Vec<T> head;
 #pragma unroll
   for (int e = 0; e < V; ++e) head.e[e] = from_float<T>(t.e[e] * factor);
@@ -276,38 +291,9 @@ __device__ __forceinline__ void store_tile_shared_ends(T* row, std::int64_t n, i
   for (int w = 0; w < kWords; ++w) words[w] = __shfl_sync(0xffffffffu, words[w], src);
   Vec<T> next_head;
   __builtin_memcpy(&next_head, words, sizeof(next_head));
-  if (!live) return;
-  const int valid = groups_for_lane<kLanes>(whole, lane);
-  const bool partial_first = h != 0 && lane == 0;
-  const bool shares_head = partial_first && group > 0 && n >= V;  // the row before stores it
-  const bool owns_tail = rest != 0 && (whole > 0 || h == 0) && whole % kLanes == lane;
-  const bool shares_tail = owns_tail && next_live && n >= V;
-  T* mine = window + static_cast<std::int64_t>(lane) * V;
-#pragma unroll
-  for (int q = 0; q < K; ++q) {
-    Vec<T> out;
-#pragma unroll
-    for (int e = 0; e < V; ++e) out.e[e] = from_float<T>(t.e[q * V + e] * factor);
-    if (q == 0 && partial_first) {
-      if (!shares_head)
-#pragma unroll
-        for (int e = 0; e < V; ++e)
-          if (e >= h && e < end) window[e] = out.e[e];
-    } else if (q < valid) {
-      store_vec(mine + q * kLanes * V, out);
-    } else if (owns_tail && q == valid) {
-      if (shares_tail) {
-#pragma unroll
-        for (int e = 0; e < V; ++e)
-          if (e >= rest) out.e[e] = next_head.e[e];
-        store_vec(window + whole * V, out);
-      } else {
-#pragma unroll
-        for (int e = 0; e < V; ++e)
-          if (e < rest) window[whole * V + e] = out.e[e];
-      }
-    }
-  }
+  if (live)
+    store_window<kLanes, true>(row, n, lane, t, factor, group > 0 && n >= V,
+                               next_live && n >= V, next_head);
 }
 
 }  // namespace smr::prod
