@@ -16,7 +16,11 @@ ceilings differ a little, or before and after a change). --kernel keeps one kern
 """
 import argparse
 import json
+import pathlib
 import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import markers  # noqa: E402  (scripts/markers.py)
 
 
 def fail(msg):
@@ -100,12 +104,7 @@ def main():
             lines.append(f"| {k} | {t} | {m} | {n} | {va * 1e6:.1f} | {vb * 1e6:.1f} | {diff:+.2f}% | {verdict} |")
     judged = sum(r[-1] != "not judged" for r in rows)
     lines += ["", f"{judged - failing} of {judged} judged shapes within {args.tolerance:g}{unit}."]
-    text = "\n".join(lines) + "\n"
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text)
-    else:
-        sys.stdout.write(text)
+    markers.emit("\n".join(lines) + "\n", args.out)
     sys.exit(1 if failing else 0)
 
 

@@ -12,21 +12,12 @@ show where a shape loses. The counters are the ones the run collected (its confi
 Reads the results schema only (docs/results-schema.md); a counter the record lacks is a dash.
 """
 import argparse
-import json
+import pathlib
 import sys
 
-
-def load(path):
-    try:
-        with open(path) as f:
-            doc = json.load(f)
-    except OSError as e:
-        sys.exit(f"counter-table.py: cannot read {path}: {e.strerror}")
-    except json.JSONDecodeError as e:
-        sys.exit(f"counter-table.py: {path}: not JSON ({e.msg}, line {e.lineno})")
-    if not isinstance(doc, dict) or not isinstance(doc.get("records"), list):
-        sys.exit(f"counter-table.py: {path}: no 'records' list (not a results.json)")
-    return doc
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import markers  # noqa: E402  (scripts/markers.py)
+import tables  # noqa: E402  (scripts/tables.py: its results loader)
 
 
 def numeric(counters):
@@ -71,12 +62,8 @@ def main():
     ap.add_argument("--out", help="write here instead of stdout")
     a = ap.parse_args()
     metrics = [m for m in a.metrics.split(",") if m] if a.metrics else None
-    text = table(load(a.results), a.results, a.kernel, metrics)
-    if a.out:
-        with open(a.out, "w") as f:
-            f.write(text)
-    else:
-        sys.stdout.write(text)
+    markers.emit(table(tables.load(a.results, "counter-table.py"), a.results, a.kernel, metrics),
+                 a.out)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,18 @@
 """Generated tables in hand-written Markdown: the text between a begin and an end marker is the
-generator's, the rest the author's. Used by plan-table.py, tables.py --cards and quack-table.py."""
+generator's, the rest the author's. Used by plan-table.py, tables.py --cards and quack-table.py.
+emit() writes a generated table whole, to --out or stdout (tables.py, compare-runs.py,
+counter-table.py)."""
 import pathlib
 import sys
+
+
+def emit(text, out=None):
+    """The generated text to the file `out`, or to stdout when out is None."""
+    if out:
+        with open(out, "w") as f:
+            f.write(text)
+    else:
+        sys.stdout.write(text)
 
 
 def replace_between(path, begin, end, text, tool, kind):
