@@ -21,6 +21,15 @@ inline bool is_vector_aligned(const void* base, std::int64_t ld, int elem_bytes)
   return on_vector_boundary(base) && (ld * elem_bytes) % kVecBytes == 0;
 }
 
+// Host side: do rows of n elements, ld_x and ld_y apart, lie whole inside 16-byte vectors of
+// `vec_elems` elements -- n divides a vector and nothing lies between the rows (ld = n)? Then a
+// matrix that starts on a boundary is vectors of vec_elems / n whole rows each (warp_rows' packed
+// rows: the dispatch offers the plan, the launcher checks it, by this one test).
+inline bool rows_pack_vectors(std::int64_t n, std::int64_t ld_x, std::int64_t ld_y,
+                              std::int64_t vec_elems) {
+  return n >= 1 && n <= vec_elems && vec_elems % n == 0 && ld_x == n && ld_y == n;
+}
+
 // Host side: does every row of y start as far past a 16-byte boundary as the same row of x? Then
 // x's windows and y's windows line up, and the output can be stored 16 bytes at a time.
 inline bool same_vector_offsets(const void* x, std::int64_t ld_x, const void* y, std::int64_t ld_y,

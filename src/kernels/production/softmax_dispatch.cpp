@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "kernels/production/access.hpp"
 #include "kernels/production/staged_span.hpp"
 
 namespace smr {
@@ -202,7 +203,7 @@ std::optional<SoftmaxPlan> warp_rows_staged_plan(const Problem& p, bool fill_spa
 // lane a trip, a grid sized to the card. nullopt for any other shape.
 std::optional<SoftmaxPlan> warp_rows_packed_plan(const Problem& p) {
   const i64 V = vec_elems(p.dtype);
-  if (p.N > V || V % p.N != 0 || p.ld_x != p.N || p.ld_y != p.N) return std::nullopt;
+  if (!prod::rows_pack_vectors(p.N, p.ld_x, p.ld_y, V)) return std::nullopt;
   WarpRowsPlan w;
   w.lanes_per_row = 1;
   w.vecs = kWarpRowsPackedVecs;

@@ -186,15 +186,21 @@ void launch_tile(const WarpRowsPlan& plan, const Launch& l) {
     throw std::invalid_argument("warp_rows: tile G=" + std::to_string(G) + " K=" +
                                 std::to_string(K) + " holds fewer than N = " +
                                 std::to_string(l.p.N) + " elements");
-  // The shared ends (plan.shared_ends: dense rows through their windows, the window within the
-  // vectors, rows of at least a vector, two or more rows a warp): their own instantiation; where
-  // the rows do not allow it (another layout at run time) the tile's ordinary path runs.
-  const bool shared_ends = plan.shared_ends && l.p.ld_x == l.p.N && l.p.ld_y == l.p.N &&
-                           l.p.N >= Vec<T>::kElems && G < kWarpSize;
+  // The shared ends (plan.shared_ends) assume dense rows of at least a vector, two or more a warp:
+  // a plan for another layout is refused. Their instantiation runs where the rows reach the tile
+  // through windows that fit its vectors; x and y placed otherwise at run time (on boundaries,
+  // or at other offsets) take the tile's ordinary path, which shares nothing.
+  if (plan.shared_ends && !(l.p.ld_x == l.p.N && l.p.ld_y == l.p.N &&
+                            l.p.N >= Vec<T>::kElems && G < kWarpSize))
+    throw std::invalid_argument("warp_rows: shared ends need dense rows (ld_x = ld_y = N) of at "
+                                "least a vector and fewer than 32 lanes a row, not N = " +
+                                std::to_string(l.p.N) + ", ld_x = " + std::to_string(l.p.ld_x) +
+                                ", ld_y = " + std::to_string(l.p.ld_y) + ", G = " +
+                                std::to_string(G));
   with_tile_path(*path, [&](auto a, auto extra) {
     if constexpr (decltype(a)::value == Access::windowed && !decltype(extra)::value &&
                   G < kWarpSize) {
-      if (shared_ends) return launch_access<T, G, K, kTwoPass, a, extra, true>(plan, l);
+      if (plan.shared_ends) return launch_access<T, G, K, kTwoPass, a, extra, true>(plan, l);
     }
     launch_access<T, G, K, kTwoPass, a, extra>(plan, l);
   });
@@ -470,7 +476,7 @@ template <class T>
 void launch_packed(const Launch& l) {
   const Problem& p = l.p;
   constexpr int V = Vec<T>::kElems;
-  if (p.N > V || V % p.N != 0 || p.ld_x != p.N || p.ld_y != p.N)
+  if (!rows_pack_vectors(p.N, p.ld_x, p.ld_y, V))
     throw std::invalid_argument("warp_rows: packed rows need N dividing " + std::to_string(V) +
                                 " and ld_x = ld_y = N, not N = " + std::to_string(p.N) +
                                 ", ld_x = " + std::to_string(p.ld_x) +
