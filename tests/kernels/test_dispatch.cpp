@@ -774,7 +774,7 @@ TEST_CASE("the registry entry `softmax` exposes the dispatch", "[dispatch][regis
   const auto bad = why_unsupported(*k, Problem{4, 10, 9, 10, DType::f32}, kH200);
   REQUIRE(bad.has_value());
   CHECK(bad->find("ld_x") != std::string::npos);
-  // The row limit is the plan's grid: 2^27 rows of one element run (warp_rows packed, a grid
+  // The row limit is the plan's grid: 2^27 rows of one element run (warp_rows staged, a grid
   // sized to the card; the odd-rows sweep's N = 1); 2^31 - 1 rows of 2000 take one block each and
   // run, 2^31 are refused, said with the plan.
   for (const DType t : kDtypes) {
